@@ -1,0 +1,24 @@
+# The two README commands: `make run` (main job on the embedded default) and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test,peers]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/tablebase perft --variant international --depth 6
+	$(BIN)/tablebase moves --variant international "W:W31-50:B1-20"
+
+test: $(STAMP)
+	$(BIN)/ruff check tablebase adjudicator scripts tests
+	$(BIN)/python -m pytest -q
+
+clean:
+	rm -rf $(VENV)

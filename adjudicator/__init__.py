@@ -1,0 +1,1 @@
+"""Draw-rule adjudication of draughts games (PDN replay, draw rules, tablebase rulings)."""

@@ -1,0 +1,18 @@
+"""Draughts endgame tablebases: rules engine, retrograde generator and prober.
+
+``tablebase.open(path)`` opens a generated database for probing (see :mod:`tablebase.probe`).
+"""
+
+from tablebase.position import FenError, Position
+from tablebase.variants import ENGLISH, INTERNATIONAL, Variant, get_variant
+
+__version__ = "0.1.0"
+
+__all__ = ["ENGLISH", "INTERNATIONAL", "FenError", "Position", "Variant", "get_variant", "open"]
+
+
+def open(path, variant=None):  # noqa: A001 - mirrors chess.syzygy.open_tablebase
+    """Open the database directory ``path`` for probing; see :class:`tablebase.probe.Tablebase`."""
+    from tablebase.probe import Tablebase
+
+    return Tablebase(path, variant)

@@ -1,0 +1,111 @@
+"""PDN move notation: parse ``32-28``, ``19x28``, ``19:28``, ``26x37x48`` against a position
+and write moves in the short form, or the full path where the short form is ambiguous.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tablebase.position import Position
+from tablebase.rules import Move, legal_moves
+
+_MOVE_RE = re.compile(r"^\s*(\d+)\s*(?:([-x:])\s*(\d+)\s*((?:[x:]\s*\d+\s*)*))$", re.IGNORECASE)
+
+
+class MoveError(ValueError):
+    """A move text that is malformed, not legal in the position, or ambiguous."""
+
+    def __init__(self, text: str, reason: str, candidates: list[str] | None = None) -> None:
+        self.text = text
+        self.reason = reason
+        self.candidates = candidates or []
+        msg = f"move {text!r}: {reason}"
+        if candidates is not None:
+            msg += f" (legal: {', '.join(candidates) if candidates else 'none'})"
+        super().__init__(msg)
+
+
+def parse_squares(text: str) -> tuple[list[int], bool]:
+    """Split a move text into its square numbers and whether it is written as a capture."""
+    m = _MOVE_RE.match(text.replace(" ", ""))
+    if not m:
+        raise MoveError(text, "not a move (expected forms like 32-28, 19x28, 26x37x48)")
+    squares = [int(m.group(1)), int(m.group(3))]
+    if m.group(4):
+        squares += [int(x) for x in re.findall(r"\d+", m.group(4))]
+    is_capture = m.group(2) in "x:X"
+    if not is_capture and len(squares) > 2:
+        raise MoveError(text, "a step has exactly two squares")
+    return squares, is_capture
+
+
+def _matches(move: Move, squares: list[int], is_capture: bool) -> bool:
+    return move.is_capture == is_capture and move.frm == squares[0] and move.to == squares[-1]
+
+
+def _captured_along(pos: Position, squares: list[int]) -> tuple[int, ...] | None:
+    """Opponent pieces jumped along a written path of landing squares, or None when a leg
+    is not a diagonal jump over exactly one opponent piece."""
+    v = pos.variant
+    opp = (
+        (pos.black_men | pos.black_kings)
+        if pos.white_to_move
+        else (pos.white_men | pos.white_kings)
+    )
+    taken: set[int] = set()
+    for a, b in zip(squares, squares[1:], strict=False):
+        (ra, ca), (rb, cb) = v.coords(a), v.coords(b)
+        dr, dc = rb - ra, cb - ca
+        if dr == 0 or abs(dr) != abs(dc):
+            return None
+        sr, sc = dr // abs(dr), dc // abs(dc)
+        between = [v.square_at(ra + k * sr, ca + k * sc) for k in range(1, abs(dr))]
+        jumped = [s for s in between if opp >> (s - 1) & 1]
+        if len(jumped) != 1:
+            return None
+        taken.add(jumped[0])
+    return tuple(sorted(taken))
+
+
+def parse_move(pos: Position, text: str) -> Move:
+    """The unique legal move ``text`` denotes in ``pos``; :class:`MoveError` otherwise.
+
+    A capture written with intermediate squares is read as a path of landing squares
+    (``26x37x48``); if that is not a route, as ``from x to x captured squares``.
+    """
+    squares, is_capture = parse_squares(text)
+    nsq = pos.variant.squares
+    for s in squares:
+        if not 1 <= s <= nsq:
+            raise MoveError(text, f"square {s} out of range 1-{nsq}")
+    moves = legal_moves(pos)
+    found = [m for m in moves if _matches(m, squares, is_capture)]
+    if len(found) > 1 and len(squares) > 2:
+        taken = _captured_along(pos, squares)
+        if taken is not None:
+            found = [m for m in found if m.captures == taken]
+        else:
+            found = [m for m in found if set(squares[2:]) <= set(m.captures)]
+    if len(found) == 1:
+        return found[0]
+    names = [move_text(pos, m, moves) for m in moves]
+    if not found:
+        return _raise(text, "not legal in this position", names)
+    return _raise(text, "ambiguous", [move_text(pos, m, moves) for m in found])
+
+
+def _raise(text: str, reason: str, names: list[str]) -> Move:
+    raise MoveError(text, reason, names)
+
+
+def move_text(pos: Position, move: Move, moves: list[Move] | None = None) -> str:
+    """Short PDN text (``32-28``, ``19x28``); the full path when two legal captures share
+    from and to but take different pieces (PDN 3.0)."""
+    if not move.is_capture:
+        return f"{move.frm}-{move.to}"
+    if moves is None:
+        moves = legal_moves(pos)
+    twins = [m for m in moves if m.frm == move.frm and m.to == move.to and m.is_capture]
+    if len(twins) > 1:
+        return "x".join(str(s) for s in move.path)
+    return f"{move.frm}x{move.to}"

@@ -1,0 +1,236 @@
+"""Positions and FEN: the user-facing board type around the compiled bitboards.
+
+A :class:`Position` holds four bitboards (white men, white kings, black men, black kings),
+the side to move and the variant. FEN follows ``RULES.md``: ``W:W31,32,K45:B1-5,K10``, side
+to move first, ranges ``a-b``, ``K`` for kings, either colour list may be empty, an optional
+trailing dot.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tablebase.variants import INTERNATIONAL, Variant, get_variant
+
+
+class FenError(ValueError):
+    """A FEN string that does not describe a legal position; names the offending token."""
+
+    def __init__(self, fen: str, token: str, reason: str) -> None:
+        self.fen = fen
+        self.token = token
+        self.reason = reason
+        super().__init__(f"invalid FEN {fen!r}: {reason} (at {token!r})")
+
+
+def squares_of(board: int) -> list[int]:
+    """1-based squares set in a bitboard, ascending."""
+    out = []
+    while board:
+        low = board & -board
+        out.append(low.bit_length())
+        board ^= low
+    return out
+
+
+def board_of(squares: list[int] | tuple[int, ...]) -> int:
+    """Bitboard with the given 1-based squares set."""
+    b = 0
+    for s in squares:
+        b |= 1 << (s - 1)
+    return b
+
+
+def reverse_bits(board: int, nsq: int) -> int:
+    """Square ``s`` goes to ``nsq + 1 - s``: the 180 degree rotation of the board."""
+    return int(f"{board:0{nsq}b}"[::-1], 2) if board else 0
+
+
+@dataclass(frozen=True)
+class Position:
+    """A position of a variant: bitboards (bit i = square i+1) and the side to move."""
+
+    white_men: int
+    white_kings: int
+    black_men: int
+    black_kings: int
+    white_to_move: bool
+    variant: Variant = INTERNATIONAL
+
+    # --- construction -----------------------------------------------------------------
+    @classmethod
+    def start(cls, variant: Variant | str = INTERNATIONAL) -> Position:
+        """The initial position of the variant."""
+        v = get_variant(variant)
+        return cls.from_fen(v.start_fen(), v)
+
+    @classmethod
+    def from_fen(cls, fen: str, variant: Variant | str = INTERNATIONAL) -> Position:
+        """Parse a FEN; raises :class:`FenError` naming the offending token."""
+        v = get_variant(variant)
+        text = fen.strip()
+        if text.endswith("."):
+            text = text[:-1]
+        if not text:
+            raise FenError(fen, fen, "empty FEN")
+        parts = text.split(":")
+        side = parts[0].strip().upper()
+        if side not in ("W", "B"):
+            raise FenError(fen, parts[0], "side to move must be W or B")
+        boards = {"W": [0, 0], "B": [0, 0]}
+        seen: set[int] = set()
+        colours_seen: set[str] = set()
+        for part in parts[1:]:
+            part = part.strip()
+            if not part:
+                raise FenError(fen, part, "empty colour field")
+            colour = part[0].upper()
+            if colour not in ("W", "B"):
+                raise FenError(fen, part[0], "unknown side letter, expected W or B")
+            if colour in colours_seen:
+                raise FenError(fen, part, f"colour {colour} given twice")
+            colours_seen.add(colour)
+            body = part[1:].strip()
+            if not body:
+                continue
+            for token in body.split(","):
+                cls._add_token(fen, v, token.strip(), colour, boards, seen)
+        pos = cls(boards["W"][0], boards["W"][1], boards["B"][0], boards["B"][1], side == "W", v)
+        pos._check_promotion_rows(fen)
+        return pos
+
+    @staticmethod
+    def _add_token(fen, v, token, colour, boards, seen) -> None:
+        if not token:
+            raise FenError(fen, token, "empty square token")
+        king = token[0].upper() == "K"
+        body = token[1:] if king else token
+        if "-" in body:
+            lo_s, _, hi_s = body.partition("-")
+            lo, hi = _square_number(fen, v, lo_s, token), _square_number(fen, v, hi_s, token)
+            if hi < lo:
+                raise FenError(fen, token, "range runs backwards")
+            squares = range(lo, hi + 1)
+        else:
+            squares = range(
+                _square_number(fen, v, body, token), _square_number(fen, v, body, token) + 1
+            )
+        for s in squares:
+            if s in seen:
+                raise FenError(fen, token, f"square {s} given twice")
+            seen.add(s)
+            boards[colour][1 if king else 0] |= 1 << (s - 1)
+
+    def _check_promotion_rows(self, fen: str) -> None:
+        v = self.variant
+        bad_w = self.white_men & v.white_promotion_row
+        if bad_w:
+            s = squares_of(bad_w)[0]
+            raise FenError(fen, str(s), f"white man on square {s}, its own promotion row")
+        bad_b = self.black_men & v.black_promotion_row
+        if bad_b:
+            s = squares_of(bad_b)[0]
+            raise FenError(fen, str(s), f"black man on square {s}, its own promotion row")
+
+    # --- output -----------------------------------------------------------------------
+    def fen(self) -> str:
+        """FEN with ranges compressed (``W:W31-50:B1-20``)."""
+        side = "W" if self.white_to_move else "B"
+        white = _fen_list(self.white_men, self.white_kings)
+        black = _fen_list(self.black_men, self.black_kings)
+        return f"{side}:W{white}:B{black}"
+
+    def __str__(self) -> str:
+        return self.fen()
+
+    # --- derived ----------------------------------------------------------------------
+    @property
+    def side_boards(self) -> tuple[np.uint64, np.uint64, np.uint64, np.uint64]:
+        """(own men, own kings, opponent men, opponent kings) as numpy uint64."""
+        if self.white_to_move:
+            t = (self.white_men, self.white_kings, self.black_men, self.black_kings)
+        else:
+            t = (self.black_men, self.black_kings, self.white_men, self.white_kings)
+        return tuple(np.uint64(x) for x in t)  # type: ignore[return-value]
+
+    @classmethod
+    def from_side_boards(
+        cls, own_m: int, own_k: int, opp_m: int, opp_k: int, white_to_move: bool, variant: Variant
+    ) -> Position:
+        """Inverse of :attr:`side_boards`."""
+        own_m, own_k, opp_m, opp_k = int(own_m), int(own_k), int(opp_m), int(opp_k)
+        if white_to_move:
+            return cls(own_m, own_k, opp_m, opp_k, True, variant)
+        return cls(opp_m, opp_k, own_m, own_k, False, variant)
+
+    def flipped(self) -> Position:
+        """Colour-flipped twin: board rotated 180 degrees, colours and side to move swapped."""
+        n = self.variant.squares
+        return Position(
+            reverse_bits(self.black_men, n),
+            reverse_bits(self.black_kings, n),
+            reverse_bits(self.white_men, n),
+            reverse_bits(self.white_kings, n),
+            not self.white_to_move,
+            self.variant,
+        )
+
+    def piece_count(self) -> tuple[int, int, int, int]:
+        """(white men, white kings, black men, black kings)."""
+        return (
+            self.white_men.bit_count(),
+            self.white_kings.bit_count(),
+            self.black_men.bit_count(),
+            self.black_kings.bit_count(),
+        )
+
+    def piece_at(self, square: int) -> str:
+        """'w', 'W', 'b', 'B' (upper case for kings) or '.' for an empty square."""
+        b = 1 << (square - 1)
+        for board, ch in (
+            (self.white_men, "w"),
+            (self.white_kings, "W"),
+            (self.black_men, "b"),
+            (self.black_kings, "B"),
+        ):
+            if board & b:
+                return ch
+        return "."
+
+
+def _square_number(fen: str, v: Variant, text: str, token: str) -> int:
+    text = text.strip()
+    if not text.isdigit():
+        raise FenError(fen, token, f"expected a square number, got {text!r}")
+    s = int(text)
+    if not 1 <= s <= v.squares:
+        raise FenError(fen, token, f"square {s} out of range 1-{v.squares} for {v.name}")
+    return s
+
+
+def _fen_list(men: int, kings: int) -> str:
+    items: list[tuple[int, str]] = []
+    for s in squares_of(men):
+        items.append((s, ""))
+    for s in squares_of(kings):
+        items.append((s, "K"))
+    items.sort()
+    out: list[str] = []
+    i = 0
+    while i < len(items):
+        j = i
+        while (
+            j + 1 < len(items)
+            and items[j + 1][0] == items[j][0] + 1
+            and items[j + 1][1] == items[i][1]
+        ):
+            j += 1
+        s, k = items[i]
+        if j - i >= 2 and not items[i][1]:
+            out.append(f"{k}{s}-{items[j][0]}")
+        else:
+            out.extend(f"{kk}{ss}" for ss, kk in items[i : j + 1])
+        i = j + 1
+    return ",".join(out)

@@ -1,0 +1,164 @@
+"""Rule sets as data: board geometry and the capture/crowning rules of each variant.
+
+A :class:`Variant` names everything the rules engine needs to know about a rule set; its
+:meth:`Variant.tables` builds the numpy arrays the compiled move generator works on.
+Adding Brazilian or Russian draughts is a few lines in :data:`VARIANTS`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+# Directions: 0 = up-left, 1 = up-right (towards row 0, white's forward), 2 = down-left,
+# 3 = down-right (towards the last row, black's forward).
+UP_LEFT, UP_RIGHT, DOWN_LEFT, DOWN_RIGHT = 0, 1, 2, 3
+
+# Indices into the int64 ``rules`` array handed to compiled code.
+R_NSQ, R_FLYING, R_MEN_BACK, R_MAJORITY, R_CROWN_STOPS, R_WIDTH = range(6)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One rule set. Squares are numbered 1..n in PDN order; bit ``i`` is square ``i+1``."""
+
+    name: str
+    size: int  # board is size x size
+    flying_kings: bool
+    men_capture_backwards: bool
+    majority_capture: bool
+    crown_mid_capture: bool  # a man reaching the last row mid-capture is crowned and stops
+    white_moves_first: bool
+    game_type: int  # PDN GameType tag value
+    results: tuple[str, str, str] = field(
+        default=("2-0", "1-1", "0-2")
+    )  # first-mover win, draw, loss
+
+    @property
+    def squares(self) -> int:
+        """Number of playable (dark) squares."""
+        return self.size * self.size // 2
+
+    @property
+    def per_row(self) -> int:
+        return self.size // 2
+
+    def coords(self, square: int) -> tuple[int, int]:
+        """(row, column) of a 1-based PDN square; row 0 is black's back row (top)."""
+        idx = square - 1
+        row, k = divmod(idx, self.per_row)
+        col = 2 * k + (1 if row % 2 == 0 else 0)
+        return row, col
+
+    def square_at(self, row: int, col: int) -> int:
+        """1-based PDN square at (row, col), or 0 for a light or off-board square."""
+        if not (0 <= row < self.size and 0 <= col < self.size):
+            return 0
+        if (row + col) % 2 == 0:
+            return 0
+        return row * self.per_row + col // 2 + 1
+
+    @cached_property
+    def neighbours(self) -> np.ndarray:
+        """int64[squares, 4]: 0-based neighbour index in each direction, -1 off board."""
+        nbr = np.full((self.squares, 4), -1, dtype=np.int64)
+        deltas = ((-1, -1), (-1, 1), (1, -1), (1, 1))
+        for sq in range(1, self.squares + 1):
+            row, col = self.coords(sq)
+            for d, (dr, dc) in enumerate(deltas):
+                t = self.square_at(row + dr, col + dc)
+                nbr[sq - 1, d] = t - 1 if t else -1
+        return nbr
+
+    @cached_property
+    def rules(self) -> np.ndarray:
+        """int64 array of rule flags for compiled code (see the ``R_*`` constants)."""
+        return np.array(
+            [
+                self.squares,
+                int(self.flying_kings),
+                int(self.men_capture_backwards),
+                int(self.majority_capture),
+                int(self.crown_mid_capture),
+                self.per_row,
+            ],
+            dtype=np.int64,
+        )
+
+    @property
+    def white_promotion_row(self) -> int:
+        """Bitboard of row 0, where white men are crowned."""
+        return (1 << self.per_row) - 1
+
+    @property
+    def black_promotion_row(self) -> int:
+        """Bitboard of the last row, where black men are crowned."""
+        return ((1 << self.per_row) - 1) << (self.squares - self.per_row)
+
+    @property
+    def full_mask(self) -> int:
+        return (1 << self.squares) - 1
+
+    def start_fen(self) -> str:
+        men_rows = (self.size - 2) // 2
+        n = men_rows * self.per_row
+        side = "W" if self.white_moves_first else "B"
+        return f"{side}:W{self.squares - n + 1}-{self.squares}:B1-{n}"
+
+    def result_for(self, white_score: int) -> str:
+        """PDN result token for a game white won (2), drew (1) or lost (0).
+
+        English results are written from the first mover's (black's) side.
+        """
+        win, draw, loss = self.results
+        if self.white_moves_first:
+            return (loss, draw, win)[white_score]
+        return (win, draw, loss)[white_score]
+
+
+INTERNATIONAL = Variant(
+    name="international",
+    size=10,
+    flying_kings=True,
+    men_capture_backwards=True,
+    majority_capture=True,
+    crown_mid_capture=False,
+    white_moves_first=True,
+    game_type=20,
+    results=("2-0", "1-1", "0-2"),
+)
+
+ENGLISH = Variant(
+    name="english",
+    size=8,
+    flying_kings=False,
+    men_capture_backwards=False,
+    majority_capture=False,
+    crown_mid_capture=True,
+    white_moves_first=False,
+    game_type=21,
+    results=("1-0", "1/2-1/2", "0-1"),
+)
+
+VARIANTS: dict[str, Variant] = {v.name: v for v in (INTERNATIONAL, ENGLISH)}
+
+
+def get_variant(name: str | Variant) -> Variant:
+    """Look a variant up by name; raises ``ValueError`` naming the known ones."""
+    if isinstance(name, Variant):
+        return name
+    try:
+        return VARIANTS[name.lower()]
+    except KeyError:
+        known = ", ".join(sorted(VARIANTS))
+        raise ValueError(f"unknown variant {name!r} (known: {known})") from None
+
+
+def variant_for_game_type(game_type: int) -> Variant | None:
+    """The variant a PDN GameType number names, or None if not supported."""
+    for v in VARIANTS.values():
+        if v.game_type == game_type:
+            return v
+    return None
