@@ -417,3 +417,15 @@ def perft(nbr, rules, white, own_m, own_k, opp_m, opp_k, depth, stack, ws):
         )
         total += perft(nbr, rules, not white, a, b, c, e, depth - 1, stack, ws)
     return total
+
+
+@njit(cache=True)
+def new_move_buffer_nb():
+    """:func:`new_move_buffer` for compiled callers."""
+    return np.zeros((MAX_MOVES, MOVE_FIELDS), dtype=np.uint64)
+
+
+@njit(cache=True)
+def new_workspace_nb():
+    """:func:`new_workspace` for compiled callers."""
+    return np.zeros((4, MAX_NODES), dtype=np.uint64)

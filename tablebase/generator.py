@@ -1,0 +1,203 @@
+"""The slice task: solve one slice pair from its solved dependencies and write its files.
+
+:func:`run_pair_task` is the unit of work every scheduler (local processes, a cluster)
+hands out: it reads its inputs (the smaller slices its captures and promotions reach) from
+the database directory, solves, and writes one file per slice of the pair, each under a
+temporary name and renamed when complete. A pair whose files exist and verify is skipped,
+so rerunning a build resumes it. The algorithm itself is in :mod:`tablebase.solve`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numba
+import numpy as np
+
+from tablebase import solve
+from tablebase.index import BINOM, REVERSE16, position_from_index
+from tablebase.position import Position
+from tablebase.slices import Slice, pair_dependencies
+from tablebase.storage import (
+    SliceStats,
+    TableFileError,
+    read_slice,
+    slice_path,
+    write_slice,
+)
+from tablebase.variants import Variant, get_variant
+
+log = logging.getLogger("tablebase.generator")
+
+
+@dataclass(frozen=True)
+class PairReport:
+    """What a pair task did: per slice, its stats; and how long it took."""
+
+    slices: tuple[str, ...]
+    stats: tuple[SliceStats, ...]
+    entries: int
+    seconds: float
+    skipped: bool
+
+
+class FlatTables:
+    """Slices laid end to end in one byte array, with ``offsets[material code]``."""
+
+    def __init__(self, variant: Variant, first: tuple[Slice, ...], rest: dict[Slice, np.ndarray]):
+        self.variant = variant
+        sizes = [s.size(variant) for s in first] + [a.shape[0] for a in rest.values()]
+        self.vals = np.zeros(sum(sizes), dtype=np.uint8)
+        self.offsets = np.full(8 * 8 * 8 * 8, -1, dtype=np.int64)
+        self.where: dict[Slice, tuple[int, int]] = {}
+        pos = 0
+        for s in first:
+            self._place(s, pos, s.size(variant))
+            pos += s.size(variant)
+        for s, arr in rest.items():
+            self._place(s, pos, arr.shape[0])
+            self.vals[pos : pos + arr.shape[0]] = arr
+            pos += arr.shape[0]
+
+    def _place(self, s: Slice, pos: int, size: int) -> None:
+        self.offsets[s.code] = pos
+        self.where[s] = (pos, size)
+
+    def view(self, s: Slice) -> np.ndarray:
+        pos, size = self.where[s]
+        return self.vals[pos : pos + size]
+
+
+def _counts(s: Slice) -> np.ndarray:
+    return np.array(tuple(s), dtype=np.int64)
+
+
+def load_dependencies(
+    db: Path, variant: Variant, pair: tuple[Slice, ...]
+) -> dict[Slice, np.ndarray]:
+    """Values of every slice the pair needs, read and checked from ``db``."""
+    deps = sorted(pair_dependencies(pair[0]))
+    return {d: read_slice(slice_path(db, d), variant, d) for d in deps}
+
+
+def solve_pair(
+    variant: Variant, pair: tuple[Slice, ...], deps: dict[Slice, np.ndarray], threads: int = 1
+) -> FlatTables:
+    """Solve a slice pair; returns the flat tables with the pair's values filled in."""
+    t = FlatTables(variant, pair, deps)
+    nbr, rules = variant.neighbours, variant.rules
+    aux = np.zeros(sum(s.size(variant) for s in pair), dtype=np.int16)
+    nchunks = max(1, threads) * 8
+    top = 0
+    for s in pair:
+        off, size = t.where[s]
+        solve.init_slice(
+            t.vals, aux, t.offsets, nbr, rules, BINOM, REVERSE16, off, size, _counts(s), nchunks
+        )
+        top = max(top, int(solve.max_byte(t.vals, off, off + size)))
+    top = max(top, int(solve.max_aux(aux, 0, aux.shape[0])))
+    level = 1
+    while level <= top:
+        if level + 1 > 255:
+            raise OverflowError(f"distance-to-win beyond 254 plies in {pair[0].name}")
+        nset = 0
+        for s in pair:
+            off, size = t.where[s]
+            nset += solve.level_slice(
+                t.vals,
+                aux,
+                t.offsets,
+                nbr,
+                rules,
+                BINOM,
+                REVERSE16,
+                off,
+                size,
+                _counts(s),
+                level,
+                nchunks,
+            )
+        if nset:
+            top = max(top, level + 1)
+        level += 1
+    return t
+
+
+def slice_stats(variant: Variant, s: Slice, values: np.ndarray) -> tuple[SliceStats, str]:
+    """Counts of a solved slice and the FEN of its longest win ('' if none)."""
+    valid = solve.valid_mask(values.shape[0], variant.squares, variant.per_row, _counts(s), BINOM)
+    v = values[valid]
+    nz = v[v > 0]
+    wins_mask = nz % 2 == 0
+    wins = int(wins_mask.sum())
+    losses = int(nz.shape[0] - wins)
+    draws = int(v.shape[0] - nz.shape[0])
+    longest, example, fen = -1, -1, ""
+    if wins:
+        top = int(nz[wins_mask].max())
+        longest = top - 1
+        example = int(np.flatnonzero(values == top)[0])
+        wm, wk, bm, bk, _ = position_from_index(
+            example, variant.squares, variant.per_row, *tuple(s), BINOM
+        )
+        fen = Position(int(wm), int(wk), int(bm), int(bk), True, variant).fen()
+    stats = SliceStats(int(v.shape[0]), wins, draws, losses, longest, example)
+    return stats, fen
+
+
+def pair_complete(db: Path, variant: Variant, pair: tuple[Slice, ...]) -> bool:
+    """True if every file of the pair exists and verifies; damaged files are reported."""
+    for s in pair:
+        path = slice_path(db, s)
+        if not path.exists():
+            return False
+        try:
+            read_slice(path, variant, s)
+        except TableFileError as e:
+            log.warning("%s; it will be regenerated", e)
+            return False
+    return True
+
+
+def run_pair_task(
+    variant_name: str, pair_names: tuple[str, ...], db: str, threads: int = 1
+) -> PairReport:
+    """Solve and write one slice pair (the scheduler-independent unit of work)."""
+    from tablebase.slices import parse_slice
+
+    variant = get_variant(variant_name)
+    pair = tuple(parse_slice(n) for n in pair_names)
+    dbp = Path(db)
+    t0 = time.perf_counter()
+    entries = sum(s.size(variant) for s in pair)
+    if pair_complete(dbp, variant, pair):
+        stats = tuple(_stored_stats(dbp, s) for s in pair)
+        return PairReport(pair_names, stats, entries, time.perf_counter() - t0, True)
+    if threads > 0:
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    deps = load_dependencies(dbp, variant, pair)
+    tables = solve_pair(variant, pair, deps, threads)
+    out = []
+    for s in pair:
+        values = tables.view(s)
+        stats, fen = slice_stats(variant, s, values)
+        write_slice(dbp, variant, s, values, stats, fen)
+        out.append(stats)
+    return PairReport(pair_names, tuple(out), entries, time.perf_counter() - t0, False)
+
+
+def _stored_stats(db: Path, s: Slice) -> SliceStats:
+    from tablebase.storage import read_attrs
+
+    a = read_attrs(slice_path(db, s))
+    return SliceStats(
+        a["positions"],
+        a["wins"],
+        a["draws"],
+        a["losses"],
+        a["longest_win"],
+        a["longest_win_index"],
+    )

@@ -1,0 +1,144 @@
+"""Material splits ("slices"): naming, sizes, colour mirrors, dependencies and build order.
+
+A slice is ``(wm, wk, bm, bk)``: white men and kings, black men and kings, white to move
+(black-to-move positions are stored as their colour-flipped twin). Its name is the four
+digits, e.g. ``"1010"``, as in ``longest_wins.json``. Slices where either side has no piece
+are not stored: a side to move without pieces has lost, and the other case cannot arise.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import NamedTuple
+
+from tablebase.variants import Variant
+
+
+class Slice(NamedTuple):
+    """A material split with white to move."""
+
+    wm: int
+    wk: int
+    bm: int
+    bk: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.wm}{self.wk}{self.bm}{self.bk}"
+
+    @property
+    def pieces(self) -> int:
+        return self.wm + self.wk + self.bm + self.bk
+
+    @property
+    def men(self) -> int:
+        return self.wm + self.bm
+
+    @property
+    def mirror(self) -> Slice:
+        """The slice reached after white's quiet move, normalised back to white to move."""
+        return Slice(self.bm, self.bk, self.wm, self.wk)
+
+    @property
+    def pair(self) -> tuple[Slice, ...]:
+        """This slice and its mirror (one slice when symmetric), canonical order."""
+        a, b = sorted((self, self.mirror))
+        return (a,) if a == b else (a, b)
+
+    @property
+    def code(self) -> int:
+        """Dense id used by compiled lookups (each count below 8)."""
+        return slice_code(self.wm, self.wk, self.bm, self.bk)
+
+    def file_name(self) -> str:
+        return f"{self.name}.h5"
+
+    def size(self, variant: Variant) -> int:
+        """Number of index entries (a few of them, men of both colours on one square, unused)."""
+        return slice_size(variant.squares, variant.per_row, *self)
+
+
+def slice_code(wm: int, wk: int, bm: int, bk: int) -> int:
+    return ((wm * 8 + wk) * 8 + bm) * 8 + bk
+
+
+def parse_slice(name: str) -> Slice:
+    """``"1010"`` → Slice(1, 0, 1, 0); raises ValueError for anything else."""
+    if len(name) != 4 or not name.isdigit():
+        raise ValueError(f"slice name {name!r} must be four digits wm wk bm bk, e.g. 1010")
+    return Slice(*(int(c) for c in name))
+
+
+@lru_cache(maxsize=None)
+def _binom(n: int, k: int) -> int:
+    if k < 0 or n < k:
+        return 0
+    from math import comb
+
+    return comb(n, k)
+
+
+def slice_size(nsq: int, width: int, wm: int, wk: int, bm: int, bk: int) -> int:
+    men_squares = nsq - width
+    free = nsq - wm - bm
+    return (
+        _binom(men_squares, wm) * _binom(men_squares, bm) * _binom(free, wk) * _binom(free - wk, bk)
+    )
+
+
+def all_slices(pieces: int, min_pieces: int = 2) -> list[Slice]:
+    """Every slice with ``min_pieces``..``pieces`` pieces and at least one piece a side."""
+    out = []
+    for n in range(min_pieces, pieces + 1):
+        for wm in range(n + 1):
+            for wk in range(n + 1 - wm):
+                for bm in range(n + 1 - wm - wk):
+                    bk = n - wm - wk - bm
+                    if wm + wk > 0 and bm + bk > 0:
+                        out.append(Slice(wm, wk, bm, bk))
+    return sorted(out, key=build_key)
+
+
+def build_key(s: Slice) -> tuple[int, int, tuple[int, int, int, int]]:
+    """Build order: fewer pieces first, then fewer men (promotions reduce men)."""
+    return (s.pieces, s.men, tuple(s))
+
+
+def successors(s: Slice) -> set[Slice]:
+    """Slices other than ``s`` and its mirror that one white move from ``s`` can reach.
+
+    Captures remove black pieces; a white man may be crowned. The result is given with
+    white to move (the colour flip of the position after white's move).
+    """
+    out: set[Slice] = set()
+    for promote in (0, 1) if s.wm else (0,):
+        wm, wk = s.wm - promote, s.wk + promote
+        for bm in range(s.bm + 1):
+            for bk in range(s.bk + 1):
+                captured = (s.bm - bm) + (s.bk - bk)
+                if captured == 0 and not promote:
+                    continue
+                if bm + bk == 0:
+                    continue  # black has no pieces left: a loss without a table
+                out.add(Slice(bm, bk, wm, wk))
+    return out
+
+
+def pair_dependencies(s: Slice) -> set[Slice]:
+    """Every slice the pair of ``s`` needs solved first."""
+    deps: set[Slice] = set()
+    for member in s.pair:
+        deps |= successors(member)
+    return deps - set(s.pair)
+
+
+def build_pairs(pieces: int) -> list[tuple[Slice, ...]]:
+    """The slice pairs to solve for a database of up to ``pieces`` pieces, in build order."""
+    seen: set[Slice] = set()
+    pairs = []
+    for s in all_slices(pieces):
+        if s in seen:
+            continue
+        seen.update(s.pair)
+        pairs.append(s.pair)
+    return pairs
