@@ -9,7 +9,7 @@ import re
 from tablebase.position import Position
 from tablebase.rules import Move, legal_moves
 
-_MOVE_RE = re.compile(r"^\s*(\d+)\s*(?:([-x:])\s*(\d+)\s*((?:[x:]\s*\d+\s*)*))$", re.IGNORECASE)
+_MOVE_RE = re.compile(r"^\s*(\d+)\s*(?:([-x:])\s*(\d+)\s*((?:[-x:]\s*\d+\s*)*))$", re.IGNORECASE)
 
 
 class MoveError(ValueError):
@@ -36,11 +36,31 @@ def parse_squares(text: str) -> tuple[list[int], bool]:
     is_capture = m.group(2) in "x:X"
     if not is_capture and len(squares) > 2:
         raise MoveError(text, "a step has exactly two squares")
+    if is_capture and "-" in m.group(4):
+        raise MoveError(text, "not a move (a capture is written with x or :, not -)")
     return squares, is_capture
 
 
-def _matches(move: Move, squares: list[int], is_capture: bool) -> bool:
-    return move.is_capture == is_capture and move.frm == squares[0] and move.to == squares[-1]
+def _candidates(pos: Position, moves: list[Move], squares: list[int], is_capture: bool):
+    """The legal moves a written move may denote.
+
+    Two squares are from and to. A capture with more squares is read both ways PDN allows:
+    as a route of landing squares (``26x37x48``: from, landings..., to) and as from, to and
+    some of the captured squares (``26x48x31x42``); a text cannot fit both readings for two
+    different moves, since a route's squares are empty and captured squares are not.
+    """
+    if len(squares) == 2:
+        return [
+            m
+            for m in moves
+            if m.is_capture == is_capture and m.frm == squares[0] and m.to == squares[1]
+        ]
+    caps = [m for m in moves if m.is_capture and m.frm == squares[0]]
+    taken = _captured_along(pos, squares)
+    by_route = [m for m in caps if m.to == squares[-1] and taken == m.captures]
+    listed = set(squares[2:])
+    by_captured = [m for m in caps if m.to == squares[1] and listed <= set(m.captures)]
+    return by_route + [m for m in by_captured if m not in by_route]
 
 
 def _captured_along(pos: Position, squares: list[int]) -> tuple[int, ...] | None:
@@ -71,7 +91,7 @@ def parse_move(pos: Position, text: str) -> Move:
     """The unique legal move ``text`` denotes in ``pos``; :class:`MoveError` otherwise.
 
     A capture written with intermediate squares is read as a path of landing squares
-    (``26x37x48``); if that is not a route, as ``from x to x captured squares``.
+    (``26x37x48``) or as ``from x to x captured squares`` (all or some of them).
     """
     squares, is_capture = parse_squares(text)
     nsq = pos.variant.squares
@@ -79,13 +99,7 @@ def parse_move(pos: Position, text: str) -> Move:
         if not 1 <= s <= nsq:
             raise MoveError(text, f"square {s} out of range 1-{nsq}")
     moves = legal_moves(pos)
-    found = [m for m in moves if _matches(m, squares, is_capture)]
-    if len(found) > 1 and len(squares) > 2:
-        taken = _captured_along(pos, squares)
-        if taken is not None:
-            found = [m for m in found if m.captures == taken]
-        else:
-            found = [m for m in found if set(squares[2:]) <= set(m.captures)]
+    found = _candidates(pos, moves, squares, is_capture)
     if len(found) == 1:
         return found[0]
     names = [move_text(pos, m, moves) for m in moves]

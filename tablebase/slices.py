@@ -8,7 +8,7 @@ are not stored: a side to move without pieces has lost, and the other case canno
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from typing import NamedTuple
 
 from tablebase.variants import Variant
@@ -69,7 +69,7 @@ def parse_slice(name: str) -> Slice:
     return Slice(*(int(c) for c in name))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _binom(n: int, k: int) -> int:
     if k < 0 or n < k:
         return 0

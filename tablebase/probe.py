@@ -1,0 +1,237 @@
+"""Probing a generated database: single positions, batches of positions, best moves.
+
+>>> with tablebase.open("data/international") as tb:
+...     tb.probe_wdl("W:WK42:B22")      # +1 win, 0 draw, -1 loss for the side to move
+...     tb.probe_dtw("W:WK42:B22")      # plies to win (odd) or to lose (even); None if drawn
+
+Slices are read (and checked) on first use and kept in memory. A position whose slice is
+not in the database raises :class:`MissingSliceError` naming the slice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from numba import njit
+
+from tablebase.index import BINOM, REVERSE16, popcount, position_index, reverse_board
+from tablebase.notation import move_text
+from tablebase.position import Position
+from tablebase.rules import Move, legal_moves, play
+from tablebase.slices import Slice
+from tablebase.storage import TableFileError, read_attrs, read_slice, slice_path
+from tablebase.variants import Variant, get_variant
+
+
+class MissingSliceError(LookupError):
+    """The database has no file for the slice a position belongs to."""
+
+    def __init__(self, slice_name: str, db: Path, fen: str = "") -> None:
+        self.slice = slice_name
+        self.db = db
+        where = f" for {fen}" if fen else ""
+        super().__init__(f"slice {slice_name} is not in the database {db}{where}")
+
+
+@dataclass(frozen=True)
+class MoveValue:
+    """A legal move with its value from the mover's side (before the move)."""
+
+    move: Move
+    text: str
+    result: str  # "win" | "draw" | "loss"
+    dtw: int | None
+
+
+RESULTS = {1: "win", 0: "draw", -1: "loss"}
+
+
+def decode(byte: int) -> tuple[int, int | None]:
+    """(wdl, dtw) of a stored byte."""
+    if byte == 0:
+        return 0, None
+    dtw = byte - 1
+    return (1 if dtw % 2 else -1), dtw
+
+
+def normalise(pos: Position) -> tuple[Slice, tuple[int, int, int, int]]:
+    """The slice and white-to-move bitboards of a position (colour-flipped if black moves)."""
+    p = pos if pos.white_to_move else pos.flipped()
+    boards = (p.white_men, p.white_kings, p.black_men, p.black_kings)
+    return Slice(*(b.bit_count() for b in boards)), boards
+
+
+class Tablebase:
+    """A database directory of one variant, opened for probing (a context manager)."""
+
+    def __init__(self, path: str | Path, variant: str | Variant | None = None) -> None:
+        self.path = Path(path)
+        if not self.path.is_dir():
+            raise FileNotFoundError(f"database directory {self.path} does not exist")
+        self.variant = self._detect_variant(variant)
+        self._tables: dict[Slice, np.ndarray] = {}
+
+    def _detect_variant(self, variant: str | Variant | None) -> Variant:
+        if variant is not None:
+            return get_variant(variant)
+        for f in sorted(self.path.glob("*.h5")):
+            return get_variant(read_attrs(f)["variant"])
+        return get_variant(self.path.name)
+
+    def __enter__(self) -> Tablebase:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._tables.clear()
+
+    # --- slices -----------------------------------------------------------------------
+    def slices(self) -> list[Slice]:
+        """Slices present in the directory."""
+        from tablebase.slices import parse_slice
+
+        out = []
+        for f in sorted(self.path.glob("*.h5")):
+            try:
+                out.append(parse_slice(f.stem))
+            except ValueError:
+                continue
+        return out
+
+    def table(self, s: Slice, fen: str = "") -> np.ndarray:
+        """The values of slice ``s`` (read and checked on first use)."""
+        t = self._tables.get(s)
+        if t is None:
+            path = slice_path(self.path, s)
+            if not path.exists():
+                raise MissingSliceError(s.name, self.path, fen)
+            t = read_slice(path, self.variant, s)
+            self._tables[s] = t
+        return t
+
+    def covers(self, pos: Position | str) -> bool:
+        """True if the database has the slice of this position (or the game is over)."""
+        p = self._position(pos)
+        s, _ = normalise(p)
+        if s.wm + s.wk == 0:
+            return True
+        return slice_path(self.path, s).exists()
+
+    # --- probes -----------------------------------------------------------------------
+    def _position(self, pos: Position | str) -> Position:
+        if isinstance(pos, str):
+            return Position.from_fen(pos, self.variant)
+        if pos.variant != self.variant:
+            raise ValueError(f"position is {pos.variant.name}, database is {self.variant.name}")
+        return pos
+
+    def probe_byte(self, pos: Position | str) -> int:
+        """The stored byte of a position (see ``docs/FORMAT.md``)."""
+        p = self._position(pos)
+        s, (wm, wk, bm, bk) = normalise(p)
+        if s.wm + s.wk == 0:
+            return 1  # the side to move has no pieces: lost
+        if s.bm + s.bk == 0:
+            raise ValueError(f"{p.fen()}: the side not to move has no pieces; the game is over")
+        t = self.table(s, p.fen())
+        v = self.variant
+        idx = position_index(
+            v.squares, v.per_row, np.uint64(wm), np.uint64(wk), np.uint64(bm), np.uint64(bk), BINOM
+        )
+        return int(t[idx])
+
+    def probe(self, pos: Position | str) -> tuple[int, int | None]:
+        """(wdl, dtw) for the side to move."""
+        return decode(self.probe_byte(pos))
+
+    def probe_wdl(self, pos: Position | str) -> int:
+        """+1 win, 0 draw, -1 loss for the side to move."""
+        return decode(self.probe_byte(pos))[0]
+
+    def probe_dtw(self, pos: Position | str) -> int | None:
+        """Plies to the end with best play: odd for a win, even for a loss; None if drawn."""
+        return decode(self.probe_byte(pos))[1]
+
+    def best_moves(self, pos: Position | str) -> list[MoveValue]:
+        """Every legal move with its value for the mover, best first."""
+        p = self._position(pos)
+        moves = legal_moves(p)
+        out = []
+        for m in moves:
+            wdl, dtw = self.probe(play(p, m))
+            res = -wdl
+            out.append(
+                MoveValue(m, move_text(p, m, moves), RESULTS[res], None if dtw is None else dtw + 1)
+            )
+        out.sort(key=_move_rank)
+        return out
+
+    def probe_batch(
+        self,
+        white_men: np.ndarray,
+        white_kings: np.ndarray,
+        black_men: np.ndarray,
+        black_kings: np.ndarray,
+        white_to_move: np.ndarray | bool = True,
+    ) -> np.ndarray:
+        """Stored bytes of many positions given as uint64 bitboard arrays (``decode`` them
+        with :func:`decode`, or read them as in ``docs/FORMAT.md``)."""
+        v = self.variant
+        wm, wk, bm, bk = (
+            np.ascontiguousarray(a, dtype=np.uint64)
+            for a in (white_men, white_kings, black_men, black_kings)
+        )
+        wtm = np.broadcast_to(np.asarray(white_to_move, dtype=np.bool_), wm.shape).copy()
+        nwm, nwk, nbm, nbk, codes = _normalise_batch(wm, wk, bm, bk, wtm, v.squares, REVERSE16)
+        out = np.zeros(wm.shape[0], dtype=np.uint8)
+        for code in np.unique(codes):
+            sel = np.flatnonzero(codes == code)
+            s = Slice(code >> 9 & 7, code >> 6 & 7, code >> 3 & 7, code & 7)
+            if s.wm + s.wk == 0:
+                out[sel] = 1
+                continue
+            _gather(self.table(s), nwm, nwk, nbm, nbk, sel, out, v.squares, v.per_row, BINOM)
+        return out
+
+
+def _move_rank(mv: MoveValue) -> tuple[int, int]:
+    if mv.result == "win":
+        return (0, mv.dtw or 0)
+    if mv.result == "draw":
+        return (1, 0)
+    return (2, -(mv.dtw or 0))
+
+
+@njit(cache=True)
+def _normalise_batch(wm, wk, bm, bk, wtm, nsq, rev16):
+    n = wm.shape[0]
+    owm = np.empty(n, dtype=np.uint64)
+    owk = np.empty(n, dtype=np.uint64)
+    obm = np.empty(n, dtype=np.uint64)
+    obk = np.empty(n, dtype=np.uint64)
+    codes = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        if wtm[i]:
+            a, b, c, d = wm[i], wk[i], bm[i], bk[i]
+        else:
+            a = reverse_board(bm[i], nsq, rev16)
+            b = reverse_board(bk[i], nsq, rev16)
+            c = reverse_board(wm[i], nsq, rev16)
+            d = reverse_board(wk[i], nsq, rev16)
+        owm[i], owk[i], obm[i], obk[i] = a, b, c, d
+        codes[i] = ((popcount(a) * 8 + popcount(b)) * 8 + popcount(c)) * 8 + popcount(d)
+    return owm, owk, obm, obk, codes
+
+
+@njit(cache=True)
+def _gather(table, wm, wk, bm, bk, sel, out, nsq, width, binom):
+    for j in range(sel.shape[0]):
+        i = sel[j]
+        out[i] = table[position_index(nsq, width, wm[i], wk[i], bm[i], bk[i], binom)]
+
+
+__all__ = ["MissingSliceError", "MoveValue", "Tablebase", "TableFileError", "decode"]
