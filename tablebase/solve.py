@@ -13,6 +13,7 @@ The passes, for a pair ``X, X'`` (``X'`` = the colour mirror of ``X``):
 
 1. **Initialise.** For every position: no legal move → lost in 0. A capture is pending →
    every successor lies in a smaller, solved slice, so the value is final now. Otherwise
+   mark it final in ``aux`` (a drawn capture position must not be revisited). Otherwise
    summarise the moves that leave the pair (promotions) in ``aux``: a win through an exit
    (``aux > 0``: its byte), a drawn exit (``aux = -1``: never a loss), or only exits the
    opponent wins (``aux = -(byte the position would have as a loss)``).
@@ -36,7 +37,8 @@ from numba import njit, prange
 from tablebase import movegen as mg
 from tablebase.index import popcount, position_from_index, position_index, reverse_board
 
-AUX_INVALID = np.int16(-32768)
+AUX_INVALID = np.int16(-32768)  # index entry that is not a position
+AUX_FINAL = np.int16(-32767)  # decided by pass 1 (a capture position), even if drawn
 MISSING = 255  # lookup sentinel: a slice the solve was not given
 
 
@@ -141,6 +143,7 @@ def _init_range(vals, aux, offsets, nbr, rules, binom, rev16, off, lo, hi, count
             if best > 254:
                 raise RuntimeError("distance-to-win overflows one byte")
             vals[off + idx] = best
+            aux[off + idx] = AUX_FINAL
             continue
         best = -1
         for i in range(n):
@@ -197,7 +200,7 @@ def _level_range(vals, aux, offsets, nbr, rules, binom, rev16, off, lo, hi, coun
     for idx in range(lo, hi):
         v = vals[off + idx]
         a = aux[off + idx]
-        if v == 0 and a != 0 and a != AUX_INVALID:
+        if v == 0 and a != 0 and a != AUX_INVALID and a != AUX_FINAL:
             # exits that decide this position at the next level
             if a == level + 1:
                 vals[off + idx] = new
@@ -228,9 +231,9 @@ def _level_range(vals, aux, offsets, nbr, rules, binom, rev16, off, lo, hi, coun
             pbk = reverse_board(preds[j, 3], nsq, rev16)
             poff = offsets[material_code(pwm, pwk, pbm, pbk)]
             pidx = poff + position_index(nsq, width, pwm, pwk, pbm, pbk, binom)
-            if vals[pidx] != 0:
-                continue
             pa = aux[pidx]
+            if vals[pidx] != 0 or pa == AUX_FINAL:
+                continue
             if level % 2 == 1:
                 vals[pidx] = new  # a predecessor of a loss is a win
                 nset += 1
@@ -272,7 +275,7 @@ def max_aux(aux, lo, hi):
     m = 0
     for i in range(lo, hi):
         a = aux[i]
-        if a != AUX_INVALID:
+        if a != AUX_INVALID and a != AUX_FINAL:
             if a > m:
                 m = a
             elif -a > m and a < -1:
@@ -313,7 +316,8 @@ def verify_range(vals, offsets, nbr, rules, binom, rev16, off, counts, indices, 
                     vals, offsets, nbr, rules, binom, rev16, wm, wk, bm, bk, moves, i
                 )
                 if s == MISSING:
-                    raise RuntimeError("a slice needed for verification is missing")
+                    best = -2  # cannot be re-derived: reported as inconsistent
+                    break
                 best = combine(best, s)
             bad[t] = best != stored
     return bad
