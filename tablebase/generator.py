@@ -89,13 +89,16 @@ def solve_pair(
     """Solve a slice pair; returns the flat tables with the pair's values filled in."""
     t = FlatTables(variant, pair, deps)
     nbr, rules = variant.neighbours, variant.rules
-    aux = np.zeros(sum(s.size(variant) for s in pair), dtype=np.int16)
+    total = sum(s.size(variant) for s in pair)
+    aux = np.zeros(total, dtype=np.int16)
+    cnt = np.zeros(total, dtype=np.uint8)
     nchunks = max(1, threads) * 8
     top = 0
     for s in pair:
         off, size = t.where[s]
         solve.init_slice(
-            t.vals, aux, t.offsets, nbr, rules, BINOM, REVERSE16, off, size, _counts(s), nchunks
+            t.vals, aux, cnt, t.offsets, nbr, rules, BINOM, REVERSE16, off, size, _counts(s),
+            nchunks,
         )
         top = max(top, int(solve.max_byte(t.vals, off, off + size)))
     top = max(top, int(solve.max_aux(aux, 0, aux.shape[0])))
@@ -107,18 +110,8 @@ def solve_pair(
         for s in pair:
             off, size = t.where[s]
             nset += solve.level_slice(
-                t.vals,
-                aux,
-                t.offsets,
-                nbr,
-                rules,
-                BINOM,
-                REVERSE16,
-                off,
-                size,
-                _counts(s),
+                t.vals, aux, cnt, t.offsets, nbr, rules, BINOM, REVERSE16, off, size, _counts(s),
                 level,
-                nchunks,
             )
         if nset:
             top = max(top, level + 1)

@@ -5,6 +5,10 @@ are the men and kings of the side to move, ``opp_m, opp_k`` those of its opponen
 ``white`` says whether the side to move is white (men move towards row 0). Bit ``i`` of a
 bitboard is PDN square ``i + 1``. ``nbr`` and ``rules`` come from :class:`Variant`.
 
+Piece sets are moved a diagonal step at a time with shifts (``GEO_MASK``/``GEO_SHIFT``, built
+from the variant geometry), so capture detection works on whole bitboards; only the pieces
+that can capture are searched, and loops visit set bits rather than every square.
+
 Moves are written into a ``uint64[MAX_MOVES, MOVE_FIELDS]`` buffer, one row per move:
 ``from, to, captured-bitboard, number captured, path length, path squares...``. A capture is
 one move per distinct (from, to, captured set); the path kept is the first route found.
@@ -12,8 +16,11 @@ one move per distinct (from, to, captured set); the path kept is the first route
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 MAX_MOVES = 512
 MAX_PATH = 32
@@ -26,6 +33,35 @@ _NSQ, _FLYING, _MEN_BACK, _MAJORITY, _CROWN_STOPS, _WIDTH = 0, 1, 2, 3, 4, 5
 
 ONE = np.uint64(1)
 ZERO = np.uint64(0)
+
+
+def _geometry_tables() -> tuple[np.ndarray, np.ndarray]:
+    """Bitboard steps of every board width (squares per row) 1..5, from the neighbour tables.
+
+    In PDN numbering a diagonal step is a shift whose size depends on the row's parity, so
+    ``GEO_MASK[w, d, k]`` holds the squares whose neighbour in direction ``d`` lies
+    ``GEO_SHIFT[w, d, k]`` bits away (down for directions 2, 3; up for 0, 1).
+    """
+    from tablebase.variants import INTERNATIONAL
+
+    masks = np.zeros((6, 4, 2), dtype=np.uint64)
+    shifts = np.zeros((6, 4, 2), dtype=np.int64)
+    for width in range(1, 6):
+        v = dataclasses.replace(INTERNATIONAL, name=f"width{width}", size=2 * width)
+        by_shift: list[dict[int, int]] = [{} for _ in range(4)]
+        for i, row in enumerate(v.neighbours):
+            for d, j in enumerate(row):
+                if j >= 0:
+                    by_shift[d][abs(j - i)] = by_shift[d].get(abs(j - i), 0) | (1 << i)
+        for d in range(4):
+            assert len(by_shift[d]) <= 2
+            for k, (shift, mask) in enumerate(sorted(by_shift[d].items())):
+                masks[width, d, k] = mask
+                shifts[width, d, k] = shift
+    return masks, shifts
+
+
+GEO_MASK, GEO_SHIFT = _geometry_tables()
 
 
 def new_move_buffer(depth: int = 1) -> np.ndarray:
@@ -43,6 +79,22 @@ def new_workspace() -> np.ndarray:
 @njit(cache=True, inline="always")
 def bit(sq):
     return ONE << np.uint64(sq)
+
+
+@njit(cache=True, inline="always")
+def _lowest(b):
+    """Index of the lowest set bit of a non-zero bitboard."""
+    return np.int64(trailing_zeros(b))
+
+
+@njit(cache=True, inline="always")
+def _step(b, width, d):
+    """Every square of ``b`` moved one step in direction ``d`` (off-board steps vanish)."""
+    lo = (b & GEO_MASK[width, d, 0], np.uint64(GEO_SHIFT[width, d, 0]))
+    hi = (b & GEO_MASK[width, d, 1], np.uint64(GEO_SHIFT[width, d, 1]))
+    if d < 2:
+        return (lo[0] >> lo[1]) | (hi[0] >> hi[1])
+    return (lo[0] << lo[1]) | (hi[0] << hi[1])
 
 
 @njit(cache=True)
@@ -64,20 +116,6 @@ def _forward(d, white):
 
 
 @njit(cache=True)
-def _man_can_capture(nbr, sq, white, men_back, opp, empty):
-    for d in range(4):
-        if not men_back and not _forward(d, white):
-            continue
-        n1 = nbr[sq, d]
-        if n1 < 0 or not (opp & bit(n1)):
-            continue
-        n2 = nbr[n1, d]
-        if n2 >= 0 and (empty & bit(n2)):
-            return True
-    return False
-
-
-@njit(cache=True)
 def _king_can_capture(nbr, sq, flying, opp, empty):
     for d in range(4):
         t = nbr[sq, d]
@@ -96,20 +134,55 @@ def _king_can_capture(nbr, sq, flying, opp, empty):
 def has_capture(nbr, rules, white, own_m, own_k, opp_m, opp_k):
     """True if the side to move has a capture (and so must capture)."""
     nsq = rules[_NSQ]
+    width = rules[_WIDTH]
     full = (ONE << np.uint64(nsq)) - ONE
     opp = opp_m | opp_k
-    empty = full & ~(own_m | own_k | opp)
+    occupied = own_m | own_k | opp
+    empty = full & ~occupied
     men_back = rules[_MEN_BACK] != 0
-    flying = rules[_FLYING] != 0
-    for sq in range(nsq):
-        b = bit(sq)
-        if own_m & b:
-            if _man_can_capture(nbr, sq, white, men_back, opp, empty):
-                return True
-        elif own_k & b:
-            if _king_can_capture(nbr, sq, flying, opp, empty):
+    for d in range(4):
+        # a man (or a short king) next to an opponent piece with an empty square behind it
+        movers = own_m if (men_back or _forward(d, white)) else ZERO
+        if rules[_FLYING] == 0:
+            movers |= own_k
+        if _step(_step(movers, width, d) & opp, width, d) & empty:
+            return True
+    if own_k and rules[_FLYING] != 0:
+        for d in range(4):
+            ray = _step(own_k, width, d)
+            hit = ray & occupied
+            ray &= empty
+            while ray:
+                ray = _step(ray, width, d)
+                hit |= ray & occupied
+                ray &= empty
+            if _step(hit & opp, width, d) & empty:
                 return True
     return False
+
+
+@njit(cache=True)
+def _capturers(nbr, rules, white, own_m, own_k, opp, empty):
+    """Bitboard of the pieces of the side to move that can capture."""
+    width = rules[_WIDTH]
+    men_back = rules[_MEN_BACK] != 0
+    flying = rules[_FLYING] != 0
+    short = own_m if flying else own_m | own_k
+    found = ZERO
+    for d in range(4):
+        movers = short if (men_back or _forward(d, white)) else short & ~own_m
+        landing = _step(_step(movers, width, d) & opp, width, d) & empty
+        if landing:
+            back = 3 - d  # the opposite direction
+            found |= _step(_step(landing, width, back), width, back)
+    if flying:
+        kings = own_k
+        while kings:
+            sq = _lowest(kings)
+            kings ^= bit(sq)
+            if _king_can_capture(nbr, sq, True, opp, empty):
+                found |= bit(sq)
+    return found
 
 
 @njit(cache=True)
@@ -145,7 +218,7 @@ def _emit(moves, n, frm, to, cap, ncap, ws, node):
 
 @njit(cache=True)
 def _captures_from(nbr, rules, white, frm, is_king, opp, occupied, moves, n, ws, best):
-    """Depth-first search of every capture sequence of the piece on ``frm``.
+    """Search of every capture sequence of the piece on ``frm`` (breadth first).
 
     ``occupied`` excludes the moving piece (its start square is empty during the move);
     captured pieces stay in ``occupied`` so they block until the move ends. Returns the new
@@ -164,13 +237,9 @@ def _captures_from(nbr, rules, white, frm, is_king, opp, occupied, moves, n, ws,
     ws[2, 0] = ZERO
     ws[3, 0] = ZERO
     nodes = 1
-    stack = np.empty(MAX_NODES, dtype=np.int64)
-    sp = 0
-    stack[sp] = 0
-    sp += 1
-    while sp > 0:
-        sp -= 1
-        i = stack[sp]
+    i = -1
+    while i + 1 < nodes:  # breadth first: the node table is its own queue
+        i += 1
         sq = np.int64(ws[0, i])
         cap = ws[1, i]
         cnt = ws[2, i]
@@ -192,8 +261,6 @@ def _captures_from(nbr, rules, white, frm, is_king, opp, occupied, moves, n, ws,
                         ws[1, nodes] = cap | bit(t)
                         ws[2, nodes] = cnt + ONE
                         ws[3, nodes] = np.uint64(i + 1)
-                        stack[sp] = nodes
-                        sp += 1
                         nodes += 1
                         found = True
                         land = nbr[land, d]
@@ -212,8 +279,6 @@ def _captures_from(nbr, rules, white, frm, is_king, opp, occupied, moves, n, ws,
                     ws[1, nodes] = cap | bit(t)
                     ws[2, nodes] = cnt + ONE
                     ws[3, nodes] = np.uint64(i + 1)
-                    stack[sp] = nodes
-                    sp += 1
                     nodes += 1
                     found = True
         if not found and cnt > 0:
@@ -244,29 +309,22 @@ def generate_moves(nbr, rules, white, own_m, own_k, opp_m, opp_k, moves, ws):
     empty = full & ~occupied
     n = 0
     best = 0
-    if has_capture(nbr, rules, white, own_m, own_k, opp_m, opp_k):
-        for sq in range(nsq):
+    capturers = _capturers(nbr, rules, white, own_m, own_k, opp, empty)
+    if capturers:
+        while capturers:
+            sq = _lowest(capturers)
             b = bit(sq)
-            if own & b:
-                n, best = _captures_from(
-                    nbr,
-                    rules,
-                    white,
-                    sq,
-                    (own_k & b) != ZERO,
-                    opp,
-                    occupied & ~b,
-                    moves,
-                    n,
-                    ws,
-                    best,
-                )
+            capturers ^= b
+            n, best = _captures_from(
+                nbr, rules, white, sq, (own_k & b) != ZERO, opp, occupied & ~b, moves, n, ws, best
+            )
         return n
     flying = rules[_FLYING] != 0
-    for sq in range(nsq):
+    rest = own
+    while rest:
+        sq = _lowest(rest)
         b = bit(sq)
-        if not (own & b):
-            continue
+        rest ^= b
         king = (own_k & b) != ZERO
         for d in range(4):
             if not king and not _forward(d, white):

@@ -47,7 +47,8 @@ def _candidates(pos: Position, moves: list[Move], squares: list[int], is_capture
     Two squares are from and to. A capture with more squares is read both ways PDN allows:
     as a route of landing squares (``26x37x48``: from, landings..., to) and as from, to and
     some of the captured squares (``26x48x31x42``); a text cannot fit both readings for two
-    different moves, since a route's squares are empty and captured squares are not.
+    different moves, since a route's squares are empty and captured squares are not. A
+    route that fits neither (some landing squares left out) is matched by from and to.
     """
     if len(squares) == 2:
         return [
@@ -60,7 +61,10 @@ def _candidates(pos: Position, moves: list[Move], squares: list[int], is_capture
     by_route = [m for m in caps if m.to == squares[-1] and taken == m.captures]
     listed = set(squares[2:])
     by_captured = [m for m in caps if m.to == squares[1] and listed <= set(m.captures)]
-    return by_route + [m for m in by_captured if m not in by_route]
+    found = by_route + [m for m in by_captured if m not in by_route]
+    if not found:  # a partial route: from and to are what counts
+        found = [m for m in caps if m.to == squares[-1]]
+    return found
 
 
 def _captured_along(pos: Position, squares: list[int]) -> tuple[int, ...] | None:

@@ -21,12 +21,13 @@ The passes, for a pair ``X, X'`` (``X'`` = the colour mirror of ``X``):
    ``L + 1`` are set; loss candidates whose exits cap out at ``L + 1`` are checked forward.
    Then for every position with byte ``L`` its quiet predecessors (unmoves, in the mirror
    slice) are visited: if ``L`` is a loss they are wins at ``L + 1``; if ``L`` is a win each
-   undecided predecessor is checked forward and is a loss at ``L + 1`` when every successor
-   is a win of at most ``L``. Breadth-first order makes every distance exact.
+   undecided predecessor's counter of moves not yet known to lose is decremented, and at 0
+   (and exits no later than ``L + 1``) it is a loss at ``L + 1``. Breadth-first order makes
+   every distance exact.
 3. **Draws.** What is still undecided when no level is left is a draw (byte 0).
 
-Each level's writes are of the single value ``L + 1`` and the forward check only accepts
-bytes up to ``L``, so the passes run in parallel threads without changing the result.
+Pass 1 runs in parallel threads (each position is written once); pass 2 is sequential
+because of the shared counters. Independent pairs run in parallel processes.
 """
 
 from __future__ import annotations
@@ -35,7 +36,13 @@ import numpy as np
 from numba import njit, prange
 
 from tablebase import movegen as mg
-from tablebase.index import popcount, position_from_index, position_index, reverse_board
+from tablebase.index import (
+    _unrank_colex,
+    popcount,
+    position_from_index,
+    position_index,
+    reverse_board,
+)
 
 AUX_INVALID = np.int16(-32768)  # index entry that is not a position
 AUX_FINAL = np.int16(-32767)  # decided by pass 1 (a capture position), even if drawn
@@ -115,7 +122,7 @@ def _is_exit(rules, wm, moves, i):
 
 
 @njit(cache=True)
-def _init_range(vals, aux, offsets, nbr, rules, binom, rev16, off, lo, hi, counts):
+def _init_range(vals, aux, cnt, offsets, nbr, rules, binom, rev16, off, lo, hi, counts):
     nsq = rules[0]
     width = rules[5]
     moves = mg.new_move_buffer_nb()
@@ -146,14 +153,18 @@ def _init_range(vals, aux, offsets, nbr, rules, binom, rev16, off, lo, hi, count
             aux[off + idx] = AUX_FINAL
             continue
         best = -1
+        inside = 0
         for i in range(n):
-            if _is_exit(rules, wm, moves, i):
+            if not _is_exit(rules, wm, moves, i):
+                inside += 1
+            else:
                 s = successor_byte(
                     vals, offsets, nbr, rules, binom, rev16, wm, wk, bm, bk, moves, i
                 )
                 if s == MISSING:
                     raise RuntimeError("a slice needed for a promotion is missing")
                 best = combine(best, s)
+        cnt[off + idx] = inside
         if best < 0:
             continue
         if best == 0:
@@ -165,55 +176,36 @@ def _init_range(vals, aux, offsets, nbr, rules, binom, rev16, off, lo, hi, count
 
 
 @njit(cache=True, parallel=True)
-def init_slice(vals, aux, offsets, nbr, rules, binom, rev16, off, size, counts, nchunks):
+def init_slice(vals, aux, cnt, offsets, nbr, rules, binom, rev16, off, size, counts, nchunks):
     """Pass 1 over one slice of the pair (see module docstring)."""
     step = (size + nchunks - 1) // nchunks
     for c in prange(nchunks):
         lo = c * step
         hi = min(size, lo + step)
         if lo < hi:
-            _init_range(vals, aux, offsets, nbr, rules, binom, rev16, off, lo, hi, counts)
+            _init_range(vals, aux, cnt, offsets, nbr, rules, binom, rev16, off, lo, hi, counts)
 
 
 @njit(cache=True)
-def _loses_within(vals, offsets, nbr, rules, binom, rev16, wm, wk, bm, bk, level, moves, ws):
-    """True if every move of this (undecided, quiet) position leads to an opponent win
-    whose byte is at most ``level``."""
-    n = mg.generate_moves(nbr, rules, True, wm, wk, bm, bk, moves, ws)
-    for i in range(n):
-        s = successor_byte(vals, offsets, nbr, rules, binom, rev16, wm, wk, bm, bk, moves, i)
-        if s == 0 or s % 2 == 1 or s > level:
-            return False
-    return True
+def level_slice(vals, aux, cnt, offsets, nbr, rules, binom, rev16, off, size, counts, level):
+    """Pass 2, one level, over one slice of the pair; returns how many positions were set.
 
-
-@njit(cache=True)
-def _level_range(vals, aux, offsets, nbr, rules, binom, rev16, off, lo, hi, counts, level):
-    """One level over positions ``lo..hi`` of one slice; returns the number set."""
+    ``cnt`` holds, per undecided quiet position, how many of its moves inside the pair do
+    not yet lead to an opponent win; it reaches 0 exactly when the last one does.
+    """
     nsq = rules[0]
     width = rules[5]
-    moves = mg.new_move_buffer_nb()
-    ws = mg.new_workspace_nb()
     preds = np.zeros((4096, 7), dtype=np.uint64)
     new = np.uint8(level + 1)
     nset = 0
-    for idx in range(lo, hi):
+    for idx in range(size):
         v = vals[off + idx]
-        a = aux[off + idx]
-        if v == 0 and a != 0 and a != AUX_INVALID and a != AUX_FINAL:
+        if v == 0:
+            a = aux[off + idx]
             # exits that decide this position at the next level
-            if a == level + 1:
+            if a == level + 1 or (a == -(level + 1) and cnt[off + idx] == 0):
                 vals[off + idx] = new
                 nset += 1
-            elif a == -(level + 1):
-                wm, wk, bm, bk, ok = position_from_index(
-                    idx, nsq, width, counts[0], counts[1], counts[2], counts[3], binom
-                )
-                if _loses_within(
-                    vals, offsets, nbr, rules, binom, rev16, wm, wk, bm, bk, level, moves, ws
-                ):
-                    vals[off + idx] = new
-                    nset += 1
             continue
         if v != level:
             continue
@@ -237,28 +229,12 @@ def _level_range(vals, aux, offsets, nbr, rules, binom, rev16, off, lo, hi, coun
             if level % 2 == 1:
                 vals[pidx] = new  # a predecessor of a loss is a win
                 nset += 1
-            elif pa == 0 or (pa < -1 and -pa <= level + 1):
-                if _loses_within(
-                    vals, offsets, nbr, rules, binom, rev16, pwm, pwk, pbm, pbk, level, moves, ws
-                ):
-                    vals[pidx] = new
+            else:
+                cnt[pidx] -= 1
+                if cnt[pidx] == 0 and (pa == 0 or (pa < -1 and -pa <= level + 1)):
+                    vals[pidx] = new  # every move now leads to an opponent win
                     nset += 1
     return nset
-
-
-@njit(cache=True, parallel=True)
-def level_slice(vals, aux, offsets, nbr, rules, binom, rev16, off, size, counts, level, nchunks):
-    """Pass 2, one level, over one slice of the pair; returns how many positions were set."""
-    step = (size + nchunks - 1) // nchunks
-    totals = np.zeros(nchunks, dtype=np.int64)
-    for c in prange(nchunks):
-        lo = c * step
-        hi = min(size, lo + step)
-        if lo < hi:
-            totals[c] = _level_range(
-                vals, aux, offsets, nbr, rules, binom, rev16, off, lo, hi, counts, level
-            )
-    return totals.sum()
 
 
 @njit(cache=True)
@@ -329,7 +305,13 @@ def valid_mask(size, nsq, width, counts, binom):
     out = np.ones(size, dtype=np.bool_)
     if counts[0] == 0 or counts[2] == 0:
         return out
-    for idx in range(size):
-        r = position_from_index(idx, nsq, width, counts[0], counts[1], counts[2], counts[3], binom)
-        out[idx] = r[4]
+    a = nsq - width
+    n_bm = binom[a, counts[2]]
+    block = size // (binom[a, counts[0]] * n_bm)  # king placements per men placement
+    for r_wm in range(binom[a, counts[0]]):
+        wm = _unrank_colex(r_wm, counts[0], a, binom) << np.uint64(width)
+        for r_bm in range(n_bm):
+            if wm & _unrank_colex(r_bm, counts[2], a, binom):
+                start = (r_wm * n_bm + r_bm) * block
+                out[start : start + block] = False
     return out
