@@ -139,18 +139,52 @@ def setup_logging(verbose: bool = False) -> None:
     default=None,
     help="Compiled threads per worker (default: cores / jobs).",
 )
+@click.option(
+    "--scheduler",
+    default=None,
+    metavar="ADDRESS",
+    help="Run on Dask: tcp://HOST:PORT of a running scheduler, or local-cluster:N to start "
+    "N local workers (default: local processes). See docs/CLUSTER.md.",
+)
 def generate_cmd(
-    variant: str, pieces: int, db: str | None, jobs: int | None, threads: int | None
+    variant: str,
+    pieces: int,
+    db: str | None,
+    jobs: int | None,
+    threads: int | None,
+    scheduler: str | None,
 ) -> None:
     """Generate every slice up to PIECES pieces (resumes: complete slices are kept)."""
     from tablebase.progress import make_progress
     from tablebase.schedule import LocalScheduler, build_graph
+    from tablebase.storage import remove_stale_temporaries
 
     setup_logging()
     v = get_variant(variant)
     path = db_dir(db, variant)
     path.mkdir(parents=True, exist_ok=True)
+    for tmp in remove_stale_temporaries(path):
+        logging.getLogger("tablebase").warning("removed %s, left by an interrupted build", tmp)
     tasks = build_graph(v, pieces)
+    if scheduler:
+        from tablebase.cluster import DaskScheduler
+
+        try:
+            dask_sched = DaskScheduler(scheduler, threads)
+        except (ImportError, ValueError) as e:
+            fail(str(e))
+        if jobs:
+            logging.getLogger("tablebase").warning("--jobs is ignored with --scheduler")
+        logging.getLogger("tablebase").info(
+            "generating %s up to %d pieces into %s: %d slice pairs on Dask %s",
+            v.name,
+            pieces,
+            path,
+            len(tasks),
+            scheduler,
+        )
+        dask_sched.run(v, tasks, str(path), make_progress())
+        return
     sched = LocalScheduler(jobs, threads)
     logging.getLogger("tablebase").info(
         "generating %s up to %d pieces into %s: %d slice pairs, %d jobs x %d threads",
@@ -286,3 +320,7 @@ def stats_cmd(variant: str, db: str | None, as_json: bool) -> None:
                     f"{row['wins']:>12,} W {row['draws']:>12,} D {row['losses']:>12,} L  "
                     f"longest win {row['longest_win']:>3} {row['longest_win_fen']}"
                 )
+
+
+if __name__ == "__main__":
+    main()

@@ -102,6 +102,15 @@ def write_slice(
     return final
 
 
+def remove_stale_temporaries(db: Path | str) -> list[Path]:
+    """Delete temporary files left by a killed writer (one build per directory at a time)."""
+    removed = []
+    for tmp in Path(db).glob("*.h5.*.tmp"):
+        tmp.unlink(missing_ok=True)
+        removed.append(tmp)
+    return removed
+
+
 def read_attrs(path: Path | str) -> dict:
     """The attributes of a slice file (no data read)."""
     try:

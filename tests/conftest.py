@@ -1,0 +1,107 @@
+"""Shared fixtures: the read-only ``../shared`` folder beside the repository root.
+
+Tests that need the reference material must fail loudly when it is missing (a CI run
+without ``../shared`` is misconfigured), so these fixtures call :func:`pytest.fail`,
+never :func:`pytest.skip`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SHARED_DIR = REPO_ROOT.parent / "shared"
+
+
+def require_shared(*parts: str) -> Path:
+    """Path to ``../shared/<parts>``; fails the calling test when it does not exist."""
+    path = SHARED_DIR.joinpath(*parts)
+    if not path.exists():
+        pytest.fail(
+            f"missing shared reference file {path} (expected ../shared beside the repo root)",
+            pytrace=False,
+        )
+    return path
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    """The ``../shared`` folder (fails the test when missing)."""
+    return require_shared()
+
+
+@pytest.fixture(scope="session")
+def reference_dir() -> Path:
+    """The ``../shared/reference`` folder (fails the test when missing)."""
+    return require_shared("reference")
+
+
+@pytest.fixture(scope="session")
+def perft_reference() -> dict:
+    """``../shared/reference/perft.json``: published perft counts of both variants."""
+    return json.loads(require_shared("reference", "perft.json").read_text())
+
+
+@pytest.fixture(scope="session")
+def movegen_cases() -> list[dict]:
+    """``../shared/reference/movegen_cases.jsonl``: positions with complete move lists."""
+    path = require_shared("reference", "movegen_cases.jsonl")
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+# --- hypothesis strategies, shared as session fixtures (draw them with ``st.data()``) ------
+
+
+def _random_position(draw, variant, max_pieces: int):
+    from hypothesis import strategies as st
+
+    from tablebase.position import Position
+
+    squares = draw(
+        st.lists(st.integers(1, variant.squares), unique=True, min_size=1, max_size=max_pieces)
+    )
+    kinds = draw(st.lists(st.sampled_from("wWbB"), min_size=len(squares), max_size=len(squares)))
+    boards = {"w": 0, "W": 0, "b": 0, "B": 0}
+    for square, kind in zip(squares, kinds, strict=True):
+        b = 1 << (square - 1)
+        if kind == "w" and b & variant.white_promotion_row:
+            kind = "W"  # a man cannot stand on its own promotion row
+        if kind == "b" and b & variant.black_promotion_row:
+            kind = "B"
+        boards[kind] |= b
+    white = draw(st.booleans())
+    return Position(boards["w"], boards["W"], boards["b"], boards["B"], white, variant)
+
+
+def _playout_position(draw, variant, max_plies: int):
+    from hypothesis import strategies as st
+
+    from tablebase.position import Position
+    from tablebase.rules import legal_moves, play
+
+    choices = draw(st.lists(st.integers(0, 1 << 16), max_size=max_plies))
+    pos = Position.start(variant)
+    for c in choices:
+        moves = legal_moves(pos)
+        if not moves:
+            break
+        pos = play(pos, moves[c % len(moves)])
+    return pos
+
+
+@pytest.fixture(scope="session")
+def positions():
+    """``positions(variant)``: a hypothesis strategy of positions of ``variant``: random
+    placements (men never on their own promotion row, either side to move) and positions
+    reached by random playouts from the start."""
+    from hypothesis import strategies as st
+
+    def make(variant, max_pieces: int = 16, max_plies: int = 120):
+        randoms = st.composite(lambda draw: _random_position(draw, variant, max_pieces))()
+        playouts = st.composite(lambda draw: _playout_position(draw, variant, max_plies))()
+        return st.one_of(randoms, playouts)
+
+    return make

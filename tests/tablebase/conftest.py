@@ -1,0 +1,30 @@
+"""Fixtures for the generator tests: small databases built once per test session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tablebase.generator import run_pair_task
+from tablebase.slices import build_pairs
+
+
+def build_db(directory: Path, variant: str, pieces: int) -> Path:
+    """Solve every pair up to ``pieces`` pieces in this process, in build order."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for pair in build_pairs(pieces):
+        run_pair_task(variant, tuple(s.name for s in pair), str(directory), threads=2)
+    return directory
+
+
+@pytest.fixture(scope="session")
+def db3_international(tmp_path_factory) -> Path:
+    """The 2-3 piece International database."""
+    return build_db(tmp_path_factory.mktemp("db") / "international", "international", 3)
+
+
+@pytest.fixture(scope="session")
+def db3_english(tmp_path_factory) -> Path:
+    """The 2-3 piece English database."""
+    return build_db(tmp_path_factory.mktemp("db") / "english", "english", 3)
