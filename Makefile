@@ -15,6 +15,9 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/tablebase perft --variant international --depth 6
 	$(BIN)/tablebase moves --variant international "W:W31-50:B1-20"
+	$(BIN)/tablebase generate --variant international --pieces 4 --db data/international
+	$(BIN)/tablebase probe --variant international --db data/international --moves \
+		"W:W21:B3,4" "W:WK38:B4,18" "W:W33:B2" "B:WK1,K7:BK50"
 
 test: $(STAMP)
 	$(BIN)/ruff check tablebase adjudicator scripts tests

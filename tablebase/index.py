@@ -97,27 +97,38 @@ def position_index(nsq, width, wm, wk, bm, bk, binom):
 def _unrank_colex(r, k, n, binom):
     """Sorted coordinates (as a bitboard over 0..n-1) of the colex rank ``r`` of k-subsets."""
     out = np.uint64(0)
-    x = n - 1
+    hi = n - 1
     for i in range(k, 0, -1):
-        while binom[x, i] > r:
-            x -= 1
-        r -= binom[x, i]
-        out |= ONE << np.uint64(x)
-        x -= 1
+        # largest x in [i-1, hi] with C(x, i) <= r, by bisection
+        lo = i - 1
+        while lo < hi:
+            mid = (lo + hi + 1) >> 1
+            if binom[mid, i] <= r:
+                lo = mid
+            else:
+                hi = mid - 1
+        r -= binom[lo, i]
+        out |= ONE << np.uint64(lo)
+        hi = lo - 1
     return out
 
 
 @njit(cache=True)
-def _spread(coords, free_mask, nsq):
-    """Map coordinates among the set bits of ``free_mask`` back to squares."""
+def _spread(coords, occupied):
+    """Map coordinates among the squares not in ``occupied`` back to squares: the x-th
+    free square is x plus the number of occupied squares at or before it."""
     out = np.uint64(0)
-    j = 0
-    for sq in range(nsq):
-        b = ONE << np.uint64(sq)
-        if free_mask & b:
-            if coords & (ONE << np.uint64(j)):
-                out |= b
-            j += 1
+    while coords:
+        sq = lowest_square(coords)
+        coords &= coords - ONE
+        occ = occupied
+        while occ:
+            o = lowest_square(occ)
+            if o > sq:
+                break
+            occ &= occ - ONE
+            sq += 1
+        out |= ONE << np.uint64(sq)
     return out
 
 
@@ -142,10 +153,9 @@ def position_from_index(idx, nsq, width, nwm, nwk, nbm, nbk, binom):
     bm = _unrank_colex(r_bm, nbm, a, binom)
     if wm & bm:
         return wm, np.uint64(0), bm, np.uint64(0), False
-    full = (ONE << np.uint64(nsq)) - ONE
     men = wm | bm
-    wk = _spread(_unrank_colex(r_wk, nwk, free, binom), full & ~men, nsq)
-    bk = _spread(_unrank_colex(r_bk, nbk, free - nwk, binom), full & ~(men | wk), nsq)
+    wk = _spread(_unrank_colex(r_wk, nwk, free, binom), men)
+    bk = _spread(_unrank_colex(r_bk, nbk, free - nwk, binom), men | wk)
     return wm, wk, bm, bk, True
 
 
@@ -170,3 +180,110 @@ def reverse_board(x, nsq, rev16):
         | rev16[(x >> np.uint64(48)) & m]
     )
     return r >> np.uint64(64 - nsq)
+
+
+# --- sequential enumeration ------------------------------------------------------------
+# A cursor walks a slice's entries in index order without unranking each one: the black
+# kings' combination advances fastest (its colex successor), then the white kings', black
+# men's and white men's, and only the bitboards of the groups that changed are rebuilt.
+# ``cur`` is an int64[4, 8] array of coordinates, rows: white men, black men, white kings,
+# black kings (the order of significance in the index is wm, bm, wk, bk).
+
+
+@njit(cache=True)
+def _colex_next(row, k, n):
+    """Advance the sorted coordinates ``row[:k]`` (values < n) to the colex successor;
+    False (and reset to 0..k-1) when it was the last combination."""
+    for i in range(k):
+        limit = row[i + 1] if i + 1 < k else n
+        if row[i] + 1 < limit:
+            row[i] += 1
+            for j in range(i):
+                row[j] = j
+            return True
+    for j in range(k):
+        row[j] = j
+    return False
+
+
+@njit(cache=True)
+def cursor_start(idx, nsq, width, counts, binom, cur):
+    """Set ``cur`` to the coordinates of entry ``idx``."""
+    a = nsq - width
+    free = nsq - counts[0] - counts[2]
+    d_bk = binom[free - counts[1], counts[3]]
+    d_wk = binom[free, counts[1]]
+    d_bm = binom[a, counts[2]]
+    ranks = np.empty(4, dtype=np.int64)
+    ranks[3] = idx % d_bk
+    idx //= d_bk
+    ranks[2] = idx % d_wk
+    idx //= d_wk
+    ranks[1] = idx % d_bm
+    ranks[0] = idx // d_bm
+    sizes = (a, a, free, free - counts[1])
+    ks = (counts[0], counts[2], counts[1], counts[3])
+    for g in range(4):
+        bits = _unrank_colex(ranks[g], ks[g], sizes[g], binom)
+        j = 0
+        while bits:
+            cur[g, j] = lowest_square(bits)
+            bits &= bits - ONE
+            j += 1
+
+
+@njit(cache=True)
+def cursor_next(nsq, width, counts, cur):
+    """Advance ``cur`` one entry; returns the most significant group that changed
+    (0 white men, 1 black men, 2 white kings, 3 black kings), -1 past the end."""
+    a = nsq - width
+    free = nsq - counts[0] - counts[2]
+    ks = (counts[0], counts[2], counts[1], counts[3])
+    sizes = (a, a, free, free - counts[1])
+    for g in range(3, -1, -1):
+        if ks[g] == 0:
+            continue
+        if _colex_next(cur[g], ks[g], sizes[g]):
+            return g
+    return -1
+
+
+@njit(cache=True)
+def cursor_boards(nsq, width, counts, cur, changed, boards, free1, free2):
+    """Rebuild ``boards`` (wm, wk, bm, bk, valid) for the groups from ``changed`` on.
+
+    ``free1`` / ``free2`` cache the squares without men / without men and white kings.
+    """
+    if changed <= 1:
+        wm = np.uint64(0)
+        for j in range(counts[0]):
+            wm |= ONE << np.uint64(cur[0, j] + width)
+        bm = np.uint64(0)
+        for j in range(counts[2]):
+            bm |= ONE << np.uint64(cur[1, j])
+        boards[0] = wm
+        boards[2] = bm
+        boards[4] = np.uint64(0) if (wm & bm) else ONE
+        k = 0
+        men = wm | bm
+        for sq in range(nsq):
+            if not (men >> np.uint64(sq)) & ONE:
+                free1[k] = sq
+                k += 1
+    if changed <= 2:
+        wk = np.uint64(0)
+        for j in range(counts[1]):
+            wk |= ONE << np.uint64(free1[cur[2, j]])
+        boards[1] = wk
+        if counts[3] > 0:
+            k = 0
+            free = nsq - counts[0] - counts[2]
+            for i in range(free):
+                sq = free1[i]
+                if not (wk >> np.uint64(sq)) & ONE:
+                    free2[k] = sq
+                    k += 1
+    bk = np.uint64(0)
+    for j in range(counts[3]):
+        bk |= ONE << np.uint64(free2[cur[3, j]])
+    boards[3] = bk

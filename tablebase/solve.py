@@ -38,6 +38,9 @@ from numba import njit, prange
 from tablebase import movegen as mg
 from tablebase.index import (
     _unrank_colex,
+    cursor_boards,
+    cursor_next,
+    cursor_start,
     popcount,
     position_from_index,
     position_index,
@@ -127,13 +130,22 @@ def _init_range(vals, aux, cnt, offsets, nbr, rules, binom, rev16, off, lo, hi, 
     width = rules[5]
     moves = mg.new_move_buffer_nb()
     ws = mg.new_workspace_nb()
+    cur = np.zeros((4, 8), dtype=np.int64)
+    boards = np.zeros(5, dtype=np.uint64)
+    free1 = np.zeros(64, dtype=np.int64)
+    free2 = np.zeros(64, dtype=np.int64)
+    cursor_start(lo, nsq, width, counts, binom, cur)
+    cursor_boards(nsq, width, counts, cur, 0, boards, free1, free2)
     for idx in range(lo, hi):
-        wm, wk, bm, bk, ok = position_from_index(
-            idx, nsq, width, counts[0], counts[1], counts[2], counts[3], binom
-        )
-        if not ok:
+        if idx > lo:
+            cursor_boards(
+                nsq, width, counts, cur, cursor_next(nsq, width, counts, cur), boards, free1,
+                free2,
+            )
+        if boards[4] == 0:
             aux[off + idx] = AUX_INVALID
             continue
+        wm, wk, bm, bk = boards[0], boards[1], boards[2], boards[3]
         n = mg.generate_moves(nbr, rules, True, wm, wk, bm, bk, moves, ws)
         if n == 0:
             vals[off + idx] = 1
@@ -223,8 +235,10 @@ def level_slice(vals, aux, cnt, offsets, nbr, rules, binom, rev16, off, size, co
             pbk = reverse_board(preds[j, 3], nsq, rev16)
             poff = offsets[material_code(pwm, pwk, pbm, pbk)]
             pidx = poff + position_index(nsq, width, pwm, pwk, pbm, pbk, binom)
+            if vals[pidx] != 0:
+                continue
             pa = aux[pidx]
-            if vals[pidx] != 0 or pa == AUX_FINAL:
+            if pa == AUX_FINAL:
                 continue
             if level % 2 == 1:
                 vals[pidx] = new  # a predecessor of a loss is a win

@@ -89,7 +89,7 @@ def write_slice(
             data=values,
             chunks=chunks,
             compression="gzip",
-            compression_opts=6,
+            compression_opts=1,
             shuffle=False,
             track_times=False,
         )
