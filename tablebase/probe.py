@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from tablebase.index import BINOM, REVERSE16, popcount, position_index, reverse_board
 from tablebase.notation import move_text
@@ -72,6 +72,9 @@ class Tablebase:
             raise FileNotFoundError(f"database directory {self.path} does not exist")
         self.variant = self._detect_variant(variant)
         self._tables: dict[Slice, np.ndarray] = {}
+        self._by_code: dict[int, np.ndarray] = {}
+        self._flat = np.zeros(0, dtype=np.uint8)
+        self._flat_offsets = np.full(4096, -1, dtype=np.int64)
 
     def _detect_variant(self, variant: str | Variant | None) -> Variant:
         if variant is not None:
@@ -88,6 +91,9 @@ class Tablebase:
 
     def close(self) -> None:
         self._tables.clear()
+        self._by_code.clear()
+        self._flat = np.zeros(0, dtype=np.uint8)
+        self._flat_offsets = np.full(4096, -1, dtype=np.int64)
 
     # --- slices -----------------------------------------------------------------------
     def slices(self) -> list[Slice]:
@@ -132,16 +138,26 @@ class Tablebase:
     def probe_byte(self, pos: Position | str) -> int:
         """The stored byte of a position (see ``docs/FORMAT.md``)."""
         p = self._position(pos)
-        s, (wm, wk, bm, bk) = normalise(p)
-        if s.wm + s.wk == 0:
-            return 1  # the side to move has no pieces: lost
-        if s.bm + s.bk == 0:
-            raise ValueError(f"{p.fen()}: the side not to move has no pieces; the game is over")
-        t = self.table(s, p.fen())
         v = self.variant
-        idx = position_index(
-            v.squares, v.per_row, np.uint64(wm), np.uint64(wk), np.uint64(bm), np.uint64(bk), BINOM
+        code, idx = _locate(
+            v.squares,
+            v.per_row,
+            p.white_to_move,
+            p.white_men,
+            p.white_kings,
+            p.black_men,
+            p.black_kings,
+            BINOM,
+            REVERSE16,
         )
+        t = self._by_code.get(code)
+        if t is None:
+            s = _slice_of_code(code)
+            if s.wm + s.wk == 0:
+                return 1  # the side to move has no pieces: lost
+            if s.bm + s.bk == 0:
+                raise ValueError(f"{p.fen()}: the side not to move has no pieces; game over")
+            t = self._by_code[code] = self.table(s, p.fen())
         return int(t[idx])
 
     def probe(self, pos: Position | str) -> tuple[int, int | None]:
@@ -185,17 +201,48 @@ class Tablebase:
             np.ascontiguousarray(a, dtype=np.uint64)
             for a in (white_men, white_kings, black_men, black_kings)
         )
-        wtm = np.broadcast_to(np.asarray(white_to_move, dtype=np.bool_), wm.shape).copy()
-        nwm, nwk, nbm, nbk, codes = _normalise_batch(wm, wk, bm, bk, wtm, v.squares, REVERSE16)
-        out = np.zeros(wm.shape[0], dtype=np.uint8)
-        for code in np.unique(codes):
-            sel = np.flatnonzero(codes == code)
-            s = Slice(code >> 9 & 7, code >> 6 & 7, code >> 3 & 7, code & 7)
+        wtm = np.ascontiguousarray(
+            np.broadcast_to(np.asarray(white_to_move, dtype=np.bool_), wm.shape)
+        )
+        codes = _codes_batch(wm, wk, bm, bk, wtm, v.squares, REVERSE16)
+        present = np.flatnonzero(np.bincount(codes, minlength=4096))
+        if (self._flat_offsets[present] < 0).any():
+            self._rebuild_flat(present)
+        return _gather_batch(
+            wm,
+            wk,
+            bm,
+            bk,
+            wtm,
+            v.squares,
+            v.per_row,
+            BINOM,
+            REVERSE16,
+            self._flat,
+            self._flat_offsets,
+        )
+
+    def _rebuild_flat(self, codes: np.ndarray) -> None:
+        """Lay the slices batch probes need end to end in one array (kept between calls)."""
+        wanted = sorted(set(np.flatnonzero(self._flat_offsets >= 0).tolist()) | set(codes.tolist()))
+        tables = [self._table_of_code(int(c)) for c in wanted]  # loads and checks them
+        self._flat = np.concatenate(tables)
+        self._flat_offsets = np.full(4096, -1, dtype=np.int64)
+        pos = 0
+        for c, t in zip(wanted, tables, strict=True):
+            self._flat_offsets[c] = pos
+            pos += t.shape[0]
+
+    def _table_of_code(self, code: int) -> np.ndarray:
+        t = self._by_code.get(code)
+        if t is None:
+            s = _slice_of_code(code)
             if s.wm + s.wk == 0:
-                out[sel] = 1
-                continue
-            _gather(self.table(s), nwm, nwk, nbm, nbk, sel, out, v.squares, v.per_row, BINOM)
-        return out
+                t = np.ones(1, dtype=np.uint8)  # side to move without pieces: lost (index 0)
+            else:
+                t = self.table(s)
+            self._by_code[code] = t
+        return t
 
 
 def _move_rank(mv: MoveValue) -> tuple[int, int]:
@@ -206,32 +253,54 @@ def _move_rank(mv: MoveValue) -> tuple[int, int]:
     return (2, -(mv.dtw or 0))
 
 
+def _slice_of_code(code: int) -> Slice:
+    return Slice(code >> 9 & 7, code >> 6 & 7, code >> 3 & 7, code & 7)
+
+
+@njit(cache=True, inline="always")
+def _locate_one(nsq, width, wtm, wm, wk, bm, bk, binom, rev16):
+    if not wtm:
+        a = reverse_board(bm, nsq, rev16)
+        b = reverse_board(bk, nsq, rev16)
+        bm = reverse_board(wm, nsq, rev16)
+        bk = reverse_board(wk, nsq, rev16)
+        wm, wk = a, b
+    code = ((popcount(wm) * 8 + popcount(wk)) * 8 + popcount(bm)) * 8 + popcount(bk)
+    if (wm | wk) == 0 or (bm | bk) == 0:
+        return code, 0
+    return code, position_index(nsq, width, wm, wk, bm, bk, binom)
+
+
 @njit(cache=True)
-def _normalise_batch(wm, wk, bm, bk, wtm, nsq, rev16):
+def _locate(nsq, width, wtm, wm, wk, bm, bk, binom, rev16):
+    """(material code, index) of a position given as Python ints, after the colour flip."""
+    return _locate_one(
+        nsq, width, wtm, np.uint64(wm), np.uint64(wk), np.uint64(bm), np.uint64(bk), binom, rev16
+    )
+
+
+@njit(cache=True, parallel=True)
+def _codes_batch(wm, wk, bm, bk, wtm, nsq, rev16):
     n = wm.shape[0]
-    owm = np.empty(n, dtype=np.uint64)
-    owk = np.empty(n, dtype=np.uint64)
-    obm = np.empty(n, dtype=np.uint64)
-    obk = np.empty(n, dtype=np.uint64)
     codes = np.empty(n, dtype=np.int64)
-    for i in range(n):
+    for i in prange(n):
         if wtm[i]:
             a, b, c, d = wm[i], wk[i], bm[i], bk[i]
         else:
-            a = reverse_board(bm[i], nsq, rev16)
-            b = reverse_board(bk[i], nsq, rev16)
-            c = reverse_board(wm[i], nsq, rev16)
-            d = reverse_board(wk[i], nsq, rev16)
-        owm[i], owk[i], obm[i], obk[i] = a, b, c, d
+            a, b = reverse_board(bm[i], nsq, rev16), reverse_board(bk[i], nsq, rev16)
+            c, d = reverse_board(wm[i], nsq, rev16), reverse_board(wk[i], nsq, rev16)
         codes[i] = ((popcount(a) * 8 + popcount(b)) * 8 + popcount(c)) * 8 + popcount(d)
-    return owm, owk, obm, obk, codes
+    return codes
 
 
-@njit(cache=True)
-def _gather(table, wm, wk, bm, bk, sel, out, nsq, width, binom):
-    for j in range(sel.shape[0]):
-        i = sel[j]
-        out[i] = table[position_index(nsq, width, wm[i], wk[i], bm[i], bk[i], binom)]
+@njit(cache=True, parallel=True)
+def _gather_batch(wm, wk, bm, bk, wtm, nsq, width, binom, rev16, flat, offsets):
+    n = wm.shape[0]
+    out = np.empty(n, dtype=np.uint8)
+    for i in prange(n):
+        code, idx = _locate_one(nsq, width, wtm[i], wm[i], wk[i], bm[i], bk[i], binom, rev16)
+        out[i] = flat[offsets[code] + idx]
+    return out
 
 
 __all__ = ["MissingSliceError", "MoveValue", "Tablebase", "TableFileError", "decode"]
