@@ -1,0 +1,100 @@
+"""Perft speed of our move generator against other engines, one line per engine.
+
+    python scripts/bench_movegen.py [--depth 8] [--slow-depth 6] [--repeat 3]
+
+Numba compilation (or loading its cache) is timed on its own and excluded from the figures.
+Each engine counts the International start position to ``--depth`` plies (pure-Python peers
+to ``--slow-depth``); the best of ``--repeat`` runs is reported as nodes per second, with the
+ratio to our engine. Peers that are not installed are reported as such.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+
+START = "W:W31-50:B1-20"
+
+
+def best_of(repeat: int, count: Callable[[], int]) -> tuple[int, float]:
+    """(nodes, best wall time in seconds) over ``repeat`` runs."""
+    best = float("inf")
+    nodes = 0
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        nodes = count()
+        best = min(best, time.perf_counter() - t0)
+    return nodes, best
+
+
+def ours(depth: int) -> Callable[[], int]:
+    from tablebase import movegen as mg
+    from tablebase.position import Position
+
+    pos = Position.from_fen(START)
+    v = pos.variant
+    own_m, own_k, opp_m, opp_k = pos.side_boards
+    stack = mg.new_move_buffer(depth + 1)
+    ws = mg.new_workspace()
+
+    def count() -> int:
+        return int(
+            mg.perft(v.neighbours, v.rules, True, own_m, own_k, opp_m, opp_k, depth, stack, ws)
+        )
+
+    return count
+
+
+def dame_rs(depth: int) -> Callable[[], int]:
+    import dame
+
+    board = dame.Board(START)
+    return lambda: dame.perft(board, depth)
+
+
+def py_draughts(depth: int) -> Callable[[], int]:
+    from draughts import StandardBoard
+    from draughts.engines.turbo import perft_from_board
+
+    board = StandardBoard.from_fen(START)
+    return lambda: perft_from_board(board, depth)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--depth", type=int, default=8, help="plies for compiled engines")
+    parser.add_argument("--slow-depth", type=int, default=6, help="plies for pure-Python peers")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per engine (best kept)")
+    args = parser.parse_args()
+
+    t0 = time.perf_counter()
+    ours(2)()  # imports, compiles or loads the numba cache
+    print(
+        f"numba warm-up (compile or cache load, excluded below): {time.perf_counter() - t0:.2f} s"
+    )
+
+    engines = [
+        ("ours (numba)", ours, args.depth),
+        ("dame-rs (Rust)", dame_rs, args.depth),
+        ("py-draughts turbo (Python)", py_draughts, args.slow_depth),
+    ]
+    base = None
+    for name, make, depth in engines:
+        try:
+            count = make(depth)
+        except ImportError as e:
+            print(f"{name:28s} not installed ({e.name})")
+            continue
+        nodes, seconds = best_of(args.repeat if depth >= args.depth else 1, count)
+        rate = nodes / seconds
+        if base is None:
+            base = rate
+        print(
+            f"{name:28s} depth {depth}  {nodes:>12,d} nodes  {seconds:8.3f} s  "
+            f"{rate:>14,.0f} nodes/s  ratio to ours {rate / base:6.2f}"
+        )
+
+
+if __name__ == "__main__":
+    main()

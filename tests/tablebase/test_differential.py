@@ -1,0 +1,194 @@
+"""Differential tests: our full legal move lists against independent engines.
+
+Thousands of positions per variant (random playouts from the start, plus random king-heavy
+placements) are compared as sets of (from, to, sorted captures) with every peer that is
+installed (the ``peers`` extra). The peers:
+
+* ``dame-rs`` (module ``dame``, Rust): International only.
+* ``py-draughts`` (``draughts.boards.standard`` / ``.american``). Its American
+  board offers quiet moves beside captures ("captures optional"); English makes capturing
+  compulsory, so when it lists a capture we keep only its captures.
+* ``pydraughts`` (``draughts.core.game.Game``): both variants, slow, so it sees a sample.
+  It shares the import name ``draughts`` with py-draughts; with both installed the package
+  ``__init__`` is whichever was installed last, but each one's own submodules (pydraughts'
+  ``draughts.core``, py-draughts' ``draughts.boards``) still import, so both are reached
+  through their submodules.
+
+A peer that is not installed is skipped; the colour-flip symmetry test needs no peer.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+import pytest
+
+from tablebase.position import Position
+from tablebase.rules import legal_moves, play
+from tablebase.variants import ENGLISH, INTERNATIONAL, Variant
+
+Key = tuple[int, int, tuple[int, ...]]
+PLAYOUT_POSITIONS = 4000
+RANDOM_POSITIONS = 2000
+SLOW_PEER_EVERY = 6  # pydraughts sees every 6th position
+
+
+def ours(pos: Position) -> set[Key]:
+    return {(m.frm, m.to, m.captures) for m in legal_moves(pos)}
+
+
+def playout_positions(variant: Variant, count: int, seed: int) -> list[Position]:
+    """Positions met in random games from the start (every second ply kept)."""
+    rng = random.Random(seed)
+    out: list[Position] = []
+    while len(out) < count:
+        pos = Position.start(variant)
+        for ply in range(rng.randint(20, 200)):
+            moves = legal_moves(pos)
+            if not moves:
+                break
+            pos = play(pos, rng.choice(moves))
+            if ply % 2 == 0:
+                out.append(pos)
+    return out[:count]
+
+
+def random_positions(variant: Variant, count: int, seed: int) -> list[Position]:
+    """Random placements, kings likely (half the pieces), either side to move."""
+    rng = random.Random(seed)
+    out: list[Position] = []
+    for _ in range(count):
+        n = rng.randint(2, 16)
+        boards = {"w": 0, "W": 0, "b": 0, "B": 0}
+        for square in rng.sample(range(1, variant.squares + 1), n):
+            b = 1 << (square - 1)
+            kind = rng.choice("wWbB")
+            if kind == "w" and b & variant.white_promotion_row:
+                kind = "W"
+            if kind == "b" and b & variant.black_promotion_row:
+                kind = "B"
+            boards[kind] |= b
+        white = rng.random() < 0.5
+        out.append(Position(boards["w"], boards["W"], boards["b"], boards["B"], white, variant))
+    return out
+
+
+_CACHE: dict[str, list[Position]] = {}
+
+
+def positions_of(variant: Variant) -> list[Position]:
+    if variant.name not in _CACHE:
+        _CACHE[variant.name] = playout_positions(
+            variant, PLAYOUT_POSITIONS, seed=2024
+        ) + random_positions(variant, RANDOM_POSITIONS, seed=7)
+    return _CACHE[variant.name]
+
+
+def compare(variant: Variant, peer: Callable[[Position], set[Key]], every: int = 1) -> int:
+    """Compare on every ``every``-th position; fails listing the first differences."""
+    bad = []
+    checked = 0
+    for pos in positions_of(variant)[::every]:
+        want, got = peer(pos), ours(pos)
+        checked += 1
+        if want != got:
+            bad.append(f"{pos.fen()}: missing {sorted(want - got)}, extra {sorted(got - want)}")
+    assert not bad, f"{len(bad)} of {checked} positions differ:\n" + "\n".join(bad[:10])
+    return checked
+
+
+# --- peers -------------------------------------------------------------------------------
+
+
+def _dame():
+    return pytest.importorskip("dame", reason="dame-rs (peers extra) not installed")
+
+
+def _py_draughts_board(variant: Variant):
+    """py-draughts' board class, imported by module path: with pydraughts installed after
+    it, the package ``__init__`` is pydraughts' and does not export the boards."""
+    module = "standard" if variant is INTERNATIONAL else "american"
+    mod = pytest.importorskip(
+        f"draughts.boards.{module}", reason="py-draughts (peers extra) not installed"
+    )
+    return mod.Board
+
+
+def _pydraughts_game():
+    mod = pytest.importorskip("draughts.core.game", reason="pydraughts not installed")
+    if not hasattr(mod, "Game"):
+        pytest.skip("draughts.core.game is not pydraughts")
+    return mod.Game
+
+
+def test_position_counts():
+    for variant in (INTERNATIONAL, ENGLISH):
+        positions = positions_of(variant)
+        assert len(positions) == PLAYOUT_POSITIONS + RANDOM_POSITIONS >= 2000
+        assert len({p.fen() for p in positions}) > 0.9 * len(positions)
+        assert sum(any(m.is_capture for m in legal_moves(p)) for p in positions) > 300
+        assert sum((p.white_kings | p.black_kings) != 0 for p in positions) > RANDOM_POSITIONS
+
+
+def test_dame_rs_international():
+    dame = _dame()
+
+    def peer(pos: Position) -> set[Key]:
+        board = dame.Board(pos.fen())
+        return {(m.from_square, m.to_square, tuple(sorted(m.captured))) for m in board.legal_moves}
+
+    assert compare(INTERNATIONAL, peer) == PLAYOUT_POSITIONS + RANDOM_POSITIONS
+
+
+@pytest.mark.parametrize("variant", [INTERNATIONAL, ENGLISH], ids=lambda v: v.name)
+def test_py_draughts(variant):
+    board_class = _py_draughts_board(variant)
+
+    def peer(pos: Position) -> set[Key]:
+        board = board_class.from_fen(pos.fen())
+        moves = {
+            (
+                m.square_list[0] + 1,
+                m.square_list[-1] + 1,
+                tuple(sorted(c + 1 for c in m.captured_list)),
+            )
+            for m in board.legal_moves
+        }
+        if any(caps for _, _, caps in moves):  # American board: captures are optional there
+            moves = {m for m in moves if m[2]}
+        return moves
+
+    assert compare(variant, peer) == PLAYOUT_POSITIONS + RANDOM_POSITIONS
+
+
+@pytest.mark.parametrize(
+    ("variant", "name"), [(INTERNATIONAL, "standard"), (ENGLISH, "english")], ids=["intl", "eng"]
+)
+def test_pydraughts(variant, name):
+    game_class = _pydraughts_game()
+
+    def peer(pos: Position) -> set[Key]:
+        moves, captures = game_class(variant=name, fen=pos.fen()).legal_moves()
+        return {
+            (legs[0][0], legs[-1][1], tuple(sorted(c for c in caps if c is not None)))
+            for legs, caps in zip(moves, captures, strict=True)
+        }
+
+    assert compare(variant, peer, every=SLOW_PEER_EVERY) >= 1000
+
+
+# --- no peer needed: colour-flip symmetry -------------------------------------------------
+
+
+@pytest.mark.parametrize("variant", [INTERNATIONAL, ENGLISH], ids=lambda v: v.name)
+def test_colour_flip_symmetry(variant):
+    """Rotating the board and swapping colours maps the move list square by square."""
+    n = variant.squares + 1
+
+    def flipped_moves(pos: Position) -> set[Key]:
+        return {
+            (n - f, n - t, tuple(sorted(n - c for c in caps))) for f, t, caps in ours(pos.flipped())
+        }
+
+    assert compare(variant, flipped_moves) == PLAYOUT_POSITIONS + RANDOM_POSITIONS
