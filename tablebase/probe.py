@@ -152,7 +152,7 @@ class Tablebase:
         )
         t = self._by_code.get(code)
         if t is None:
-            s = _slice_of_code(code)
+            s = _slice_of_code(code) if code >= 0 else normalise(p)[0]
             if s.wm + s.wk == 0:
                 return 1  # the side to move has no pieces: lost
             if s.bm + s.bk == 0:
@@ -205,6 +205,10 @@ class Tablebase:
             np.broadcast_to(np.asarray(white_to_move, dtype=np.bool_), wm.shape)
         )
         codes = _codes_batch(wm, wk, bm, bk, wtm, v.squares, REVERSE16)
+        if codes.shape[0] and codes.min() < 0:
+            i = int(np.argmin(codes))
+            pos = Position(int(wm[i]), int(wk[i]), int(bm[i]), int(bk[i]), bool(wtm[i]), v)
+            raise MissingSliceError(normalise(pos)[0].name, self.path, pos.fen())
         present = np.flatnonzero(np.bincount(codes, minlength=4096))
         if (self._flat_offsets[present] < 0).any():
             self._rebuild_flat(present)
@@ -236,7 +240,7 @@ class Tablebase:
     def _table_of_code(self, code: int) -> np.ndarray:
         t = self._by_code.get(code)
         if t is None:
-            s = _slice_of_code(code)
+            s = _slice_of_code(code) if code >= 0 else normalise(p)[0]
             if s.wm + s.wk == 0:
                 t = np.ones(1, dtype=np.uint8)  # side to move without pieces: lost (index 0)
             else:
@@ -265,7 +269,10 @@ def _locate_one(nsq, width, wtm, wm, wk, bm, bk, binom, rev16):
         bm = reverse_board(wm, nsq, rev16)
         bk = reverse_board(wk, nsq, rev16)
         wm, wk = a, b
-    code = ((popcount(wm) * 8 + popcount(wk)) * 8 + popcount(bm)) * 8 + popcount(bk)
+    n_wm, n_wk, n_bm, n_bk = popcount(wm), popcount(wk), popcount(bm), popcount(bk)
+    if max(max(n_wm, n_wk), max(n_bm, n_bk)) > 7:
+        return -1, 0  # more than any slice code can name: not in a database
+    code = ((n_wm * 8 + n_wk) * 8 + n_bm) * 8 + n_bk
     if (wm | wk) == 0 or (bm | bk) == 0:
         return code, 0
     return code, position_index(nsq, width, wm, wk, bm, bk, binom)
@@ -289,7 +296,11 @@ def _codes_batch(wm, wk, bm, bk, wtm, nsq, rev16):
         else:
             a, b = reverse_board(bm[i], nsq, rev16), reverse_board(bk[i], nsq, rev16)
             c, d = reverse_board(wm[i], nsq, rev16), reverse_board(wk[i], nsq, rev16)
-        codes[i] = ((popcount(a) * 8 + popcount(b)) * 8 + popcount(c)) * 8 + popcount(d)
+        na, nb, nc, nd = popcount(a), popcount(b), popcount(c), popcount(d)
+        if max(max(na, nb), max(nc, nd)) > 7:
+            codes[i] = -1
+        else:
+            codes[i] = ((na * 8 + nb) * 8 + nc) * 8 + nd
     return codes
 
 

@@ -106,3 +106,27 @@ def test_stats_and_verify_cli(db3_international) -> None:
     )
     assert r.returncode == 0, r.stdout + r.stderr
     assert "INCONSISTENT" not in r.stdout
+
+
+def test_material_beyond_slice_codes_is_missing_not_wrapped(db3_international) -> None:
+    """Eight or more pieces of one kind must name the real slice, not a wrapped code."""
+    import pytest
+
+    from tablebase.probe import MissingSliceError
+
+    with tablebase.open(db3_international) as tb:
+        for fen, name in [
+            ("W:W31-38:B1", "8010"),
+            ("W:W31-39:B1", "9010"),
+            ("W:W31-50:B1-20", "200200"),
+        ]:
+            with pytest.raises(MissingSliceError) as e:
+                tb.probe(fen)
+            assert e.value.slice == name
+        pos = Position.from_fen("W:W31-38:B1")
+        arr = [
+            np.array([getattr(pos, f)], dtype=np.uint64)
+            for f in ("white_men", "white_kings", "black_men", "black_kings")
+        ]
+        with pytest.raises(MissingSliceError, match="8010"):
+            tb.probe_batch(*arr)
