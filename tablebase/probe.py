@@ -240,7 +240,7 @@ class Tablebase:
     def _table_of_code(self, code: int) -> np.ndarray:
         t = self._by_code.get(code)
         if t is None:
-            s = _slice_of_code(code) if code >= 0 else normalise(p)[0]
+            s = _slice_of_code(code)
             if s.wm + s.wk == 0:
                 t = np.ones(1, dtype=np.uint8)  # side to move without pieces: lost (index 0)
             else:
