@@ -47,28 +47,25 @@ class PairReport:
 class FlatTables:
     """Slices laid end to end in one byte array, with ``offsets[material code]``."""
 
-    def __init__(self, variant: Variant, first: tuple[Slice, ...], rest: dict[Slice, np.ndarray]):
+    def __init__(self, variant: Variant, slices: tuple[Slice, ...] | list[Slice]) -> None:
         self.variant = variant
-        sizes = [s.size(variant) for s in first] + [a.shape[0] for a in rest.values()]
-        self.vals = np.zeros(sum(sizes), dtype=np.uint8)
+        self.vals = np.zeros(sum(s.size(variant) for s in slices), dtype=np.uint8)
         self.offsets = np.full(8 * 8 * 8 * 8, -1, dtype=np.int64)
         self.where: dict[Slice, tuple[int, int]] = {}
         pos = 0
-        for s in first:
-            self._place(s, pos, s.size(variant))
-            pos += s.size(variant)
-        for s, arr in rest.items():
-            self._place(s, pos, arr.shape[0])
-            self.vals[pos : pos + arr.shape[0]] = arr
-            pos += arr.shape[0]
-
-    def _place(self, s: Slice, pos: int, size: int) -> None:
-        self.offsets[s.code] = pos
-        self.where[s] = (pos, size)
+        for s in slices:
+            size = s.size(variant)
+            self.offsets[s.code] = pos
+            self.where[s] = (pos, size)
+            pos += size
 
     def view(self, s: Slice) -> np.ndarray:
         pos, size = self.where[s]
         return self.vals[pos : pos + size]
+
+    def load(self, db: Path, s: Slice) -> None:
+        """Read slice ``s`` from ``db`` straight into its place (checked)."""
+        read_slice(slice_path(db, s), self.variant, s, out=self.view(s))
 
 
 def _counts(s: Slice) -> np.ndarray:
@@ -83,13 +80,32 @@ def load_dependencies(
     return {d: read_slice(slice_path(db, d), variant, d) for d in deps}
 
 
+def tables_for_pair(db: Path, variant: Variant, pair: tuple[Slice, ...]) -> FlatTables:
+    """The pair (zeroed, first) and its dependencies read from ``db``, in one array."""
+    deps = sorted(pair_dependencies(pair[0]))
+    t = FlatTables(variant, (*pair, *deps))
+    for d in deps:
+        t.load(db, d)
+    return t
+
+
 def solve_pair(
     variant: Variant, pair: tuple[Slice, ...], deps: dict[Slice, np.ndarray], threads: int = 1
 ) -> FlatTables:
-    """Solve a slice pair; returns the flat tables with the pair's values filled in."""
-    t = FlatTables(variant, pair, deps)
+    """Solve a slice pair given its dependencies' values; returns the flat tables."""
+    t = FlatTables(variant, (*pair, *deps))
+    for d, values in deps.items():
+        t.view(d)[:] = values
+    solve_tables(variant, pair, t, threads)
+    return t
+
+
+def solve_tables(variant: Variant, pair: tuple[Slice, ...], t: FlatTables, threads: int) -> None:
+    """Fill in the pair's values in ``t`` (its dependencies must be there already)."""
     nbr, rules = variant.neighbours, variant.rules
     total = sum(s.size(variant) for s in pair)
+    # the pair is first in t.vals, so flat indices of its positions index aux and cnt too
+    assert all(t.where[s][0] + t.where[s][1] <= total for s in pair)
     aux = np.zeros(total, dtype=np.int16)
     cnt = np.zeros(total, dtype=np.uint8)
     nchunks = max(1, threads) * 8
@@ -97,7 +113,17 @@ def solve_pair(
     for s in pair:
         off, size = t.where[s]
         solve.init_slice(
-            t.vals, aux, cnt, t.offsets, nbr, rules, BINOM, REVERSE16, off, size, _counts(s),
+            t.vals,
+            aux,
+            cnt,
+            t.offsets,
+            nbr,
+            rules,
+            BINOM,
+            REVERSE16,
+            off,
+            size,
+            _counts(s),
             nchunks,
         )
         top = max(top, int(solve.max_byte(t.vals, off, off + size)))
@@ -110,13 +136,22 @@ def solve_pair(
         for s in pair:
             off, size = t.where[s]
             nset += solve.level_slice(
-                t.vals, aux, cnt, t.offsets, nbr, rules, BINOM, REVERSE16, off, size, _counts(s),
+                t.vals,
+                aux,
+                cnt,
+                t.offsets,
+                nbr,
+                rules,
+                BINOM,
+                REVERSE16,
+                off,
+                size,
+                _counts(s),
                 level,
             )
         if nset:
             top = max(top, level + 1)
         level += 1
-    return t
 
 
 def slice_stats(variant: Variant, s: Slice, values: np.ndarray) -> tuple[SliceStats, str]:
@@ -171,8 +206,8 @@ def run_pair_task(
         return PairReport(pair_names, stats, entries, time.perf_counter() - t0, True)
     if threads > 0:
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-    deps = load_dependencies(dbp, variant, pair)
-    tables = solve_pair(variant, pair, deps, threads)
+    tables = tables_for_pair(dbp, variant, pair)
+    solve_tables(variant, pair, tables, threads)
     out = []
     for s in pair:
         values = tables.view(s)

@@ -120,18 +120,32 @@ def read_attrs(path: Path | str) -> dict:
         raise TableFileError(path, f"not a readable slice file ({e})") from None
 
 
-def read_slice(path: Path | str, variant: Variant, s: Slice, check: bool = True) -> np.ndarray:
-    """The values of slice ``s``; raises :class:`TableFileError` if the file is not whole."""
+def read_slice(
+    path: Path | str, variant: Variant, s: Slice, check: bool = True, out: np.ndarray | None = None
+) -> np.ndarray:
+    """The values of slice ``s`` (read into ``out`` when given); raises
+    :class:`TableFileError` if the file is not whole or not that slice."""
     path = Path(path)
     if not path.exists():
         raise TableFileError(path, f"missing slice {s.name}")
+    size = s.size(variant)
     try:
         with h5py.File(path, "r") as f:
             ds = f[DATASET]
             attrs = {k: _plain(v) for k, v in ds.attrs.items()}
-            values = ds[...]
-    except (OSError, KeyError, ValueError) as e:
+            _check_attrs(path, attrs, variant, s)
+            if ds.dtype != np.uint8 or ds.shape != (size,):
+                raise TableFileError(path, f"dataset has shape {ds.shape} {ds.dtype}")
+            values = np.empty(size, dtype=np.uint8) if out is None else out
+            ds.read_direct(values)
+    except (OSError, KeyError, ValueError, TypeError) as e:
         raise TableFileError(path, f"truncated or damaged slice file ({e})") from None
+    if check and checksum(values) != attrs.get("sha256"):
+        raise TableFileError(path, "checksum mismatch: the values were altered or damaged")
+    return values
+
+
+def _check_attrs(path: Path, attrs: dict, variant: Variant, s: Slice) -> None:
     expect = {
         "variant": variant.name,
         "material": s.name,
@@ -141,11 +155,6 @@ def read_slice(path: Path | str, variant: Variant, s: Slice, check: bool = True)
     for k, v in expect.items():
         if attrs.get(k) != v:
             raise TableFileError(path, f"attribute {k} is {attrs.get(k)!r}, expected {v!r}")
-    if values.dtype != np.uint8 or values.shape != (s.size(variant),):
-        raise TableFileError(path, f"dataset has shape {values.shape} {values.dtype}")
-    if check and checksum(values) != attrs.get("sha256"):
-        raise TableFileError(path, "checksum mismatch: the values were altered or damaged")
-    return values
 
 
 def _plain(v):

@@ -13,11 +13,10 @@ from pathlib import Path
 import numpy as np
 
 from tablebase import solve
-from tablebase.generator import FlatTables, _counts, load_dependencies
+from tablebase.generator import _counts, tables_for_pair
 from tablebase.index import BINOM, REVERSE16, position_from_index
 from tablebase.position import Position
 from tablebase.slices import Slice
-from tablebase.storage import read_slice, slice_path
 from tablebase.variants import Variant
 
 
@@ -34,10 +33,9 @@ def verify_slice(
 ) -> SliceCheck:
     """Check slice ``s`` of ``db``; ``sample`` limits it to that many random positions."""
     pair = s.pair
-    deps = load_dependencies(db, variant, pair)
+    tables = tables_for_pair(db, variant, pair)
     for member in pair:
-        deps[member] = read_slice(slice_path(db, member), variant, member)
-    tables = FlatTables(variant, (), deps)
+        tables.load(db, member)
     off, size = tables.where[s]
     if sample is None or sample >= size:
         indices = np.arange(size, dtype=np.int64)

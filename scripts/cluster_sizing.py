@@ -1,0 +1,137 @@
+"""Cluster sizing: positions, memory per task and disk for 5-, 6- and 7-piece databases.
+
+Prints Markdown tables (reproduced in ``docs/CLUSTER.md``), computed from the slice sizes
+(:meth:`Slice.size`) and the pair dependencies (:func:`pair_dependencies`):
+
+* memory of a pair task ~ entries of the pair x 4 bytes (1 value byte, 2 aux bytes and 1
+  counter byte per entry) + the bytes of the dependency slices it loads (1 byte per entry);
+* disk of a slice ~ its entries x the bits per entry measured on the files of an existing
+  2-4 piece database (``--db``; gzip-compressed HDF5).
+
+    python scripts/cluster_sizing.py --db data/international
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from tablebase.slices import Slice, all_slices, build_pairs, pair_dependencies
+from tablebase.variants import Variant, get_variant
+
+ENTRY_BYTES = 4  # value uint8 + aux int16 + counter uint8 per entry of the pair being solved
+
+
+def human(n: float) -> str:
+    """Bytes with a binary prefix: ``1.5 GiB``."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if abs(n) < 1024 or unit == "PiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    raise AssertionError
+
+
+def count(n: float) -> str:
+    """A count with a short suffix: ``46.0 G``."""
+    for div, suffix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if n >= div:
+            return f"{n / div:.1f} {suffix}"
+    return f"{n:.0f}"
+
+
+def task_memory(variant: Variant, pair: tuple[Slice, ...], dep_copies: int = 1) -> int:
+    """Bytes one pair task needs: its working arrays plus its loaded dependencies.
+
+    ``dep_copies=2`` models today's :func:`run_pair_task`, which keeps the arrays read by
+    ``load_dependencies`` alive while their copy in ``FlatTables`` is being used.
+    """
+    entries = sum(s.size(variant) for s in pair)
+    deps = sum(d.size(variant) for d in pair_dependencies(pair[0]))
+    return ENTRY_BYTES * entries + dep_copies * deps
+
+
+def measured_bits(variant: Variant, db: Path, pieces: int) -> dict[int, tuple[int, int]]:
+    """Per piece count up to ``pieces``: (file bytes, entries) of the slices found in ``db``."""
+    out: dict[int, tuple[int, int]] = {}
+    for s in all_slices(pieces):
+        path = db / s.file_name()
+        if not path.exists():
+            sys.exit(f"{path} is missing: build it first (tablebase generate --pieces {pieces})")
+        size, entries = out.get(s.pieces, (0, 0))
+        out[s.pieces] = (size + path.stat().st_size, entries + s.size(variant))
+    return out
+
+
+def row(cells: list) -> str:
+    """One Markdown table row."""
+    return "| " + " | ".join(str(c) for c in cells) + " |"
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--variant", default="international")
+    ap.add_argument("--db", type=Path, default=None, help="A 2-4 piece database to measure.")
+    ap.add_argument("--measure", type=int, default=4, help="Measure files up to N pieces.")
+    ap.add_argument("--pieces", type=int, nargs="+", default=[5, 6, 7])
+    args = ap.parse_args(argv)
+    variant = get_variant(args.variant)
+    db = args.db or Path("data") / variant.name
+
+    measured = measured_bits(variant, db, args.measure)
+    total_bytes = sum(b for b, _ in measured.values())
+    total_entries = sum(e for _, e in measured.values())
+    bits = 8 * total_bytes / total_entries
+    print(f"Measured on the 2-{args.measure} piece {variant.name} files: {bits:.2f} bits per")
+    print(
+        "entry overall ("
+        + ", ".join(f"{p} pieces {8 * b / e:.2f}" for p, (b, e) in sorted(measured.items()))
+        + ").\n"
+    )
+
+    columns = [
+        "pieces",
+        "slices",
+        "pair tasks",
+        "positions",
+        "largest slice",
+        "memory, largest task",
+        "same, deps loaded twice",
+        "memory, median task",
+        "disk, largest slice",
+        "disk, all N-piece slices",
+        "disk, 2..N total",
+    ]
+    print(row(columns))
+    print(row(["---:"] * len(columns)))
+    cumulative = sum(s.size(variant) for s in all_slices(min(args.pieces) - 1))
+    for n in args.pieces:
+        slices = all_slices(n, n)
+        pairs = [p for p in build_pairs(n) if p[0].pieces == n]
+        entries = sum(s.size(variant) for s in slices)
+        cumulative += entries
+        largest = max(s.size(variant) for s in slices)
+        mem = sorted(task_memory(variant, p) for p in pairs)
+        twice = max(task_memory(variant, p, dep_copies=2) for p in pairs)
+        cells = [n, len(slices), len(pairs), count(entries), count(largest)]
+        cells += [human(mem[-1]), human(twice), human(mem[len(mem) // 2])]
+        cells += [human(x * bits / 8) for x in (largest, entries, cumulative)]
+        print(row(cells))
+
+    n = max(args.pieces)
+    pairs = [p for p in build_pairs(n) if p[0].pieces == n]
+    heavy = sorted(pairs, key=lambda p: -task_memory(variant, p))[:5]
+    print(f"\nThe {len(heavy)} most memory-hungry {n}-piece tasks:\n")
+    print("| pair | entries | dependency entries | memory |")
+    print("|---|---:|---:|---:|")
+    for p in heavy:
+        entries = sum(s.size(variant) for s in p)
+        deps = sum(d.size(variant) for d in pair_dependencies(p[0]))
+        print(
+            f"| {'+'.join(s.name for s in p)} | {count(entries)} | {count(deps)} "
+            f"| {human(task_memory(variant, p))} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
