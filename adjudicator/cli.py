@@ -1,0 +1,256 @@
+"""The ``adjudicator`` command line: rule PDN games with the draw rules and the tables.
+
+``adjudicator rule FILE.pdn...`` prints one ruling per game (a table, or JSON lines with
+``--json``). Exit status: 0 when every game was ruled, 1 when some game had an error (illegal
+or ambiguous move, malformed PDN, bad tag), 2 on unusable input (missing file, a file without
+any game, a database directory that cannot be opened). Errors are one line, never a traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Iterator
+from typing import Any, TextIO
+
+import click
+
+from adjudicator.drawrules import RuleOptions
+from adjudicator.pdn import PdnError, read_games, write_game
+from adjudicator.ruling import UNKNOWN, Ruling, rule_games
+from tablebase.variants import VARIANTS
+
+OK, GAME_ERROR, UNUSABLE = 0, 1, 2
+
+
+class Unusable(Exception):
+    """Input the command cannot work with at all (exit status 2)."""
+
+
+@click.group()
+@click.version_option(package_name="draughts-tablebase")
+def main() -> None:
+    """Draw-rule adjudication of draughts games (PDN replay, draw rules, tablebase rulings)."""
+
+
+@main.command("rule")
+@click.argument("files", nargs=-1, required=True, metavar="FILE.pdn...")
+@click.option("--db", metavar="DIR", help="Tablebase directory to rule unfinished games with.")
+@click.option("--variant", type=click.Choice(sorted(VARIANTS)), help="Override GameType.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per game and line.")
+@click.option(
+    "--disputed",
+    type=click.Choice(["restart", "cumulative"]),
+    default="restart",
+    show_default=True,
+    help="A capture turning a 16-move ending into a 5-move one: fresh count or not.",
+)
+@click.option(
+    "--english-rule",
+    type=click.Choice(["standard", "casual"]),
+    default="standard",
+    show_default=True,
+    help="English count: 40-move rule, or 50 moves without a capture.",
+)
+@click.option(
+    "--english-count",
+    type=click.IntRange(min=1),
+    default=None,
+    help="English count in moves each [default: 40 standard, 50 casual].",
+)
+@click.option(
+    "--elapsed",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Plies already elapsed on the count running at each game's start position.",
+)
+@click.option(
+    "--write-pdn",
+    metavar="OUT",
+    type=click.Path(dir_okay=False, writable=True),
+    help="Write the games back with the ruled result filled in.",
+)
+def rule(
+    files: tuple[str, ...],
+    db: str | None,
+    variant: str | None,
+    as_json: bool,
+    disputed: str,
+    english_rule: str,
+    english_count: int | None,
+    elapsed: int,
+    write_pdn: str | None,
+) -> None:
+    """Rule every game of the PDN files (``-`` reads standard input)."""
+    options = RuleOptions(
+        disputed=disputed,  # type: ignore[arg-type]
+        english_preset=english_rule,  # type: ignore[arg-type]
+        english_count=english_count,
+        elapsed=elapsed,
+    )
+    try:
+        status = _rule_files(files, db, variant, as_json, options, write_pdn)
+    except BrokenPipeError:  # output piped into `head`: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        status = OK
+    except (Unusable, OSError, PdnError, ValueError) as error:
+        click.echo(f"error: {error}", err=True)
+        status = UNUSABLE
+    sys.exit(status)
+
+
+def _rule_files(
+    files: tuple[str, ...],
+    db: str | None,
+    variant: str | None,
+    as_json: bool,
+    options: RuleOptions,
+    write_pdn: str | None,
+) -> int:
+    for name in files:
+        if name != "-" and not os.path.isfile(name):
+            raise Unusable(f"{name}: no such file")
+    status = OK
+    table = _Table(as_json, len(files) > 1)
+    with _database(db) as tb, _output(write_pdn) as out:
+        for name in files:
+            count = 0
+            for game, ruling in rule_games(
+                _games(name), variant=variant, tablebase=tb, options=options
+            ):
+                count += 1
+                table.row(name, ruling)
+                if ruling.is_error:
+                    status = max(status, GAME_ERROR)
+                if out is not None:
+                    _write(out, game, ruling, name)
+            if count == 0:
+                click.echo(f"error: {name}: no games found", err=True)
+                status = UNUSABLE
+    table.close()
+    return status
+
+
+def _games(name: str) -> Iterator:
+    if name == "-":
+        return read_games(sys.stdin, name="<stdin>", errors="collect")
+    return read_games(name, errors="collect")
+
+
+@contextlib.contextmanager
+def _database(db: str | None) -> Iterator[Any]:
+    if db is None:
+        yield None
+        return
+    if not os.path.isdir(db):
+        raise Unusable(f"{db}: database directory does not exist")
+    try:
+        import tablebase
+
+        tb = tablebase.open(db)
+    except Exception as error:  # noqa: BLE001 - any failure to open is unusable input
+        raise Unusable(f"{db}: cannot open the database: {error}") from None
+    with tb:
+        yield tb
+
+
+@contextlib.contextmanager
+def _output(path: str | None) -> Iterator[TextIO | None]:
+    if path is None:
+        yield None
+        return
+    with open(path, "w", encoding="utf-8") as out:
+        yield out
+
+
+def _write(out: TextIO, game, ruling: Ruling, name: str) -> None:
+    if ruling.reason == "pdn-error":
+        click.echo(f"warning: {name}: game {ruling.game} not written (malformed PDN)", err=True)
+        return
+    if out.tell():
+        out.write("\n")
+    result = ruling.result if ruling.result != UNKNOWN else None
+    out.write(write_game(game, result))
+
+
+class _Table:
+    """Readable rows, or JSON lines."""
+
+    COLUMNS = ("game", "white", "black", "recorded", "ruled", "reason", "ply", "agrees")
+
+    def __init__(self, as_json: bool, several: bool) -> None:
+        self.as_json = as_json
+        self.several = several
+        self.file: str | None = None
+        self.counts = {"games": 0, "errors": 0, "agree": 0, "unknown": 0}
+
+    def row(self, name: str, r: Ruling) -> None:
+        self.counts["games"] += 1
+        self.counts["errors"] += r.is_error
+        self.counts["agree"] += r.agrees
+        self.counts["unknown"] += r.result == UNKNOWN
+        if self.as_json:
+            click.echo(json.dumps(r.to_dict(), ensure_ascii=False))
+            return
+        if name != self.file:
+            if self.several:
+                click.echo(f"== {name}")
+            click.echo(
+                f"{'game':>4}  {'white':<18} {'black':<18} {'recorded':<8} {'ruled':<8} "
+                f"{'reason':<14} {'ply':>4}  agrees  detail"
+            )
+            self.file = name
+        click.echo(
+            f"{r.game:>4}  {_cut(r.white, 18):<18} {_cut(r.black, 18):<18} "
+            f"{r.recorded_result or '-':<8} {r.result:<8} {r.reason:<14} {r.ply:>4}  "
+            f"{'yes' if r.agrees else 'no':<6}  {r.detail}"
+        )
+
+    def close(self) -> None:
+        if self.as_json or not self.counts["games"]:
+            return
+        c = self.counts
+        click.echo(
+            f"{c['games']} games: {c['agree']} agree with the recorded result, "
+            f"{c['unknown']} unknown, {c['errors']} with errors"
+        )
+
+
+def _cut(text: str | None, width: int) -> str:
+    text = text or "-"
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+@main.command("serve")
+@click.option(
+    "--db",
+    metavar="DIR",
+    help="Databases: a directory with one subdirectory per variant (data/international, "
+    "data/english), or one variant's directory [default: data, if it exists].",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
+@click.option(
+    "--log-level",
+    type=click.Choice(["critical", "error", "warning", "info", "debug"]),
+    default="info",
+    show_default=True,
+)
+def serve(db: str | None, host: str, port: int, log_level: str) -> None:
+    """Serve the HTTP API (/adjudicate, /probe, /health, /docs) and the endgame explorer (/)."""
+    from adjudicator.service import serve as run_service
+
+    if db is None and os.path.isdir("data"):
+        db = "data"
+    try:
+        run_service(db, host=host, port=port, log_level=log_level)
+    except ValueError as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(UNUSABLE)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

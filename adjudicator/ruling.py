@@ -1,0 +1,264 @@
+"""Rulings: what the draw rules (and, for unfinished games, the tables) say about a game.
+
+:func:`rule_game` rules one game, :func:`rule_file` every game of a PDN file. A
+:class:`Ruling` serialises to the JSON object of the adjudicator's interface::
+
+    {"game": 1, "white": "...", "black": "...", "result": "1-1", "reason": "threefold",
+     "ply": 8, "recorded_result": "1/2-1/2", "agrees": true, "detail": "..."}
+
+``result`` is a PDN result token of the game's variant (English from black's, the first
+mover's, side) or ``"unknown"``. ``ply`` counts plies from the game's start position (its FEN
+tag, or the initial position) to where the ruling applies: the ply completing a repetition or
+a count, the ply after which the side to move is lost, the game's length for a game ruled from
+its final position, the illegal ply itself for an illegal move.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, TextIO
+
+from adjudicator.drawrules import THREEFOLD, RuleOptions
+from adjudicator.pdn import PdnGame, PdnMove, read_games
+from adjudicator.replay import LOSSES, NO_PIECES, Replay, move_number, replay, start_position
+from adjudicator.tablesearch import rule_position
+from tablebase.position import FenError
+from tablebase.variants import INTERNATIONAL, Variant, get_variant, variant_for_game_type
+
+ERROR_REASONS = frozenset({"illegal-move", "ambiguous-move", "pdn-error", "bad-tag"})
+UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Ruling:
+    """The ruling on one game (field order is the JSON object's)."""
+
+    game: int
+    white: str | None
+    black: str | None
+    result: str
+    reason: str
+    ply: int
+    recorded_result: str | None
+    agrees: bool
+    detail: str
+
+    @property
+    def is_error(self) -> bool:
+        """True when the game could not be ruled because its text is wrong."""
+        return self.reason in ERROR_REASONS
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object, exactly the documented keys."""
+        return asdict(self)
+
+
+class BadTag(ValueError):
+    """A tag that makes the game unplayable (unknown GameType, malformed FEN)."""
+
+
+def game_variant(game: PdnGame, override: Variant | str | None = None) -> Variant:
+    """The variant to play ``game`` with: the override, else its GameType tag (20
+    international, 21 english), else international."""
+    if override is not None:
+        return get_variant(override)
+    value = game.tags.get("GameType")
+    if value is None:
+        return INTERNATIONAL
+    number = game.game_type
+    variant = variant_for_game_type(number) if number is not None else None
+    if variant is None:
+        raise BadTag(
+            f"unsupported GameType {value!r} (supported: 20 international, "
+            f"21 english; or choose the variant explicitly)"
+        )
+    return variant
+
+
+def white_score_of(token: str | None, variant: Variant) -> int | None:
+    """White's score (2 win, 1 draw, 0 loss) that a PDN result token records, or None.
+
+    Tokens give the first mover's score first (white in International, black in English);
+    ``1-0``/``0-1``/``1/2-1/2`` are read under either variant, as real files mix them.
+    """
+    first = {"2-0": 2, "1-0": 2, "1-1": 1, "1/2-1/2": 1, "0-2": 0, "0-1": 0}.get(token or "")
+    if first is None:
+        return None
+    return first if variant.white_moves_first else 2 - first
+
+
+def rule_game(
+    game_or_moves: PdnGame | Sequence[str | PdnMove],
+    *,
+    variant: Variant | str | None = None,
+    tablebase: Any = None,
+    options: RuleOptions | None = None,
+    fen: str | None = None,
+) -> Ruling:
+    """Rule one game: a :class:`PdnGame`, or a list of move texts (from ``fen``, or the
+    variant's initial position, as game 1).
+
+    Replays it with full legality checks and the draw rules; a game that ends without a
+    terminal event is ruled from its final position with ``tablebase`` (an object with the
+    :mod:`tablebase.probe` methods) when given, else ``"unknown"``/``"unfinished"``.
+    """
+    options = options or RuleOptions()
+    if isinstance(game_or_moves, PdnGame):
+        game = game_or_moves
+    else:
+        game = _as_game(game_or_moves, fen, get_variant(variant or INTERNATIONAL))
+    recorded = game.tags.get("Result") or game.result_token
+    ruler = _Ruler(game, recorded)
+    if game.error is not None:
+        return ruler.unknown("pdn-error", len(game.moves), str(game.error))
+    try:
+        v = game_variant(game, variant)
+        start = start_position(v, fen if fen is not None else game.fen)
+    except (BadTag, FenError) as error:
+        return ruler.unknown("bad-tag", 0, f"game {game.index}: {error}")
+    ruler.variant = v
+    played = replay(game, start, options)
+    if played.error is not None:
+        return ruler.unknown(played.error.kind, played.error.ply, str(played.error))
+    if played.event is not None:
+        return ruler.event(played, options)
+    return ruler.final(played, tablebase, options)
+
+
+def _as_game(moves: Sequence[str | PdnMove], fen: str | None, variant: Variant) -> PdnGame:
+    """Move texts as game 1, numbered as PDN would number them from the start position."""
+    if isinstance(moves, str):
+        raise TypeError("rule_game takes a PdnGame or a list of move texts, not a string")
+    first = "W" if variant.white_moves_first else "B"
+    first_mover = not fen or fen.strip()[:1].upper() == first
+    out = []
+    for ply, m in enumerate(moves, 1):
+        if isinstance(m, PdnMove):
+            out.append(m)
+            continue
+        number = move_number(ply, first_mover)
+        side = "first" if (ply % 2 == 1) == first_mover else "second"
+        out.append(PdnMove(number, side, str(m), (), "x" in str(m), ply=ply - 1))
+    tags = {"FEN": fen} if fen else {}
+    return PdnGame(index=1, tags=tags, moves=out)
+
+
+class _Ruler:
+    """Builds the rulings of one game."""
+
+    def __init__(self, game: PdnGame, recorded: str | None) -> None:
+        self.game = game
+        self.recorded = recorded
+        self.variant = INTERNATIONAL
+
+    def make(self, score: int | None, reason: str, ply: int, detail: str) -> Ruling:
+        result = UNKNOWN if score is None else self.variant.result_for(score)
+        agrees = score is not None and white_score_of(self.recorded, self.variant) == score
+        tags = self.game.tags
+        return Ruling(
+            self.game.index,
+            tags.get("White"),
+            tags.get("Black"),
+            result,
+            reason,
+            ply,
+            self.recorded,
+            agrees,
+            detail,
+        )
+
+    def unknown(self, reason: str, ply: int, detail: str) -> Ruling:
+        return self.make(None, reason, ply, detail)
+
+    def event(self, played: Replay, options: RuleOptions) -> Ruling:
+        pos, ply, event = played.position, played.ply, played.event
+        assert event is not None
+        mover = "white" if pos.white_to_move else "black"
+        if event in LOSSES:
+            what = "has no pieces left" if event == NO_PIECES else "has no legal move"
+            detail = f"{mover} to move {what}: {_other(mover)} wins"
+        elif event == THREEFOLD:
+            detail = f"third occurrence of {pos.fen()} ({mover} to move)"
+        else:
+            detail = _count_detail(played.state.count.rule, played.state.count.limit, options)
+        if ply:
+            detail += f" (after ply {ply}, {self.game.moves[ply - 1].text})"
+        rest = len(self.game.moves) - ply
+        if rest > 0:
+            detail += f"; the record goes on for {rest} more plies"
+        return self.make(played.white_score(), event, ply, detail)
+
+    def final(self, played: Replay, tb: Any, options: RuleOptions) -> Ruling:
+        pos, ply, state = played.position, played.ply, played.state
+        if tb is None:
+            return self.unknown(
+                "unfinished",
+                ply,
+                f"no terminal event in {ply} plies and no "
+                f"tablebase to rule the final position {pos.fen()}",
+            )
+        verdict = rule_position(
+            tb, pos, state.count, state.counter, state.seen_twice(), options.search_nodes
+        )
+        return self.make(verdict.white_score, verdict.reason, ply, verdict.detail)
+
+
+def _count_detail(rule: str, limit: int, options: RuleOptions) -> str:
+    """What a count rule that fired means, in words."""
+    if rule == "25-move":
+        return f"25-move rule: {limit} plies of king moves without a capture"
+    if rule in ("16-move", "5-move"):
+        reading = "" if options.disputed == "restart" else ", cumulative reading"
+        return f"{rule} rule: {limit} plies since the ending's material arose{reading}"
+    if options.english_preset == "casual":
+        return f"{rule} rule (casual): {limit} plies without a capture"
+    return f"{rule} rule: {limit} plies without a man move or a capture"
+
+
+def _other(colour: str) -> str:
+    return "black" if colour == "white" else "white"
+
+
+def rule_games(
+    games: Iterable[PdnGame],
+    *,
+    variant: Variant | str | None = None,
+    tablebase: Any = None,
+    options: RuleOptions | None = None,
+) -> Iterator[tuple[PdnGame, Ruling]]:
+    """(game, ruling) for each game."""
+    for game in games:
+        yield game, rule_game(game, variant=variant, tablebase=tablebase, options=options)
+
+
+def rule_file(
+    path_or_file: str | os.PathLike[str] | TextIO,
+    *,
+    variant: Variant | str | None = None,
+    db: Any = None,
+    options: RuleOptions | None = None,
+) -> Iterator[Ruling]:
+    """Rule every game of a PDN file (a path, or an open text file such as stdin).
+
+    ``db`` is a database directory (opened with :func:`tablebase.open`) or an already open
+    tablebase. A malformed game is ruled ``"pdn-error"`` and the games after it are still
+    read. A missing file raises ``OSError``.
+    """
+    with _opened(db) as tb:
+        games = read_games(path_or_file, errors="collect")
+        for _, ruling in rule_games(games, variant=variant, tablebase=tb, options=options):
+            yield ruling
+
+
+@contextlib.contextmanager
+def _opened(db: Any) -> Iterator[Any]:
+    if db is None or not isinstance(db, (str, os.PathLike)):
+        yield db
+        return
+    import tablebase
+
+    with tablebase.open(db) as tb:
+        yield tb

@@ -1,0 +1,698 @@
+"""The adjudication service: an HTTP API over the rulings and the tables, and the endgame
+explorer page.
+
+``create_app(db)`` builds the FastAPI application; ``adjudicator serve --db DIR`` runs it with
+uvicorn. Endpoints (OpenAPI at ``/openapi.json``, interactive docs at ``/docs``):
+
+- ``POST /adjudicate``: PDN text (``text/plain`` or ``application/x-pdn``, one or more games;
+  query parameters ``variant``, ``disputed``, ``english_rule``, ``english_count``, ``elapsed``,
+  ``errors``) or a JSON game ``{"variant", "fen", "moves", "options"}`` (or a list of them).
+  Answers a JSON list with one object per game, the objects of ``adjudicator rule --json``.
+- ``GET /probe?variant=...&fen=...``: the position's value for the side to move and every
+  legal move with its value and distance, best first. A position whose slice is not in the
+  database answers 404 naming the slice, with the legal moves (values null where unknown).
+- ``GET /health``: status, and per variant whether tables are loaded and which slices.
+- ``GET /``: the endgame explorer (static files in ``adjudicator/static/``).
+
+Databases: ``db`` is a mapping ``{variant: directory}``, a directory holding one subdirectory
+per variant (``data/`` with ``data/international/``, ``data/english/``), or one variant's
+directory (its ``*.h5`` slice files name the variant), or None (no tables: games that end
+without a terminal event are ruled ``unknown``, probes list the legal moves only).
+
+Safety: the variant is checked against the fixed set of known variants and slice files are
+named from piece counts, so nothing a client sends becomes a path (and messages name a
+database by its variant, never by its server path). Request bodies, the number of games and
+of moves, and the tablebase search are bounded (:class:`ServiceSettings`, read by ``serve``
+from ``ADJUDICATOR_MAX_BODY_BYTES``, ``ADJUDICATOR_MAX_GAMES``, ``ADJUDICATOR_MAX_PLIES``,
+``ADJUDICATOR_SEARCH_NODES``, ``ADJUDICATOR_THREADS``); every error is a JSON object
+``{"error": "..."}`` with a 4xx status (5xx only for a server fault). The CPU work runs in a
+bounded thread pool, off the event loop.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+from collections.abc import Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any, Literal, TypeVar
+
+import anyio
+import anyio.to_thread
+from fastapi import FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from adjudicator.drawrules import RuleOptions
+from adjudicator.pdn import PdnGame, read_games
+from adjudicator.ruling import BadTag, Ruling, game_variant, rule_game
+from tablebase.notation import move_text
+from tablebase.position import FenError, Position
+from tablebase.probe import RESULTS, MissingSliceError, Tablebase, normalise
+from tablebase.rules import Move, legal_moves, play
+from tablebase.storage import TableFileError, slice_path
+from tablebase.variants import VARIANTS, Variant, get_variant
+
+log = logging.getLogger("adjudicator.service")
+
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+PDN_TYPES = ("text/plain", "application/x-pdn", "application/pdn")
+JSON_TYPES = ("application/json",)
+MAX_FEN = 600
+MAX_MOVE_TEXT = 64
+
+T = TypeVar("T")
+
+
+class VariantName(StrEnum):
+    """The variants a client may name (checked against a fixed set, never used as a path)."""
+
+    international = "international"
+    english = "english"
+
+
+assert {v.value for v in VariantName} == set(VARIANTS), "VariantName must list every variant"
+
+
+@dataclass(frozen=True)
+class ServiceSettings:
+    """Limits and sizes of the service."""
+
+    max_body_bytes: int = 1 << 20  # request body (PDN or JSON)
+    max_games: int = 100  # games per /adjudicate request
+    max_plies: int = 2000  # moves (plies) per game
+    search_nodes: int = 200_000  # tablebase search budget per ruled game
+    threads: int = 4  # CPU work runs on at most this many worker threads
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> ServiceSettings:
+        """Settings with each field overridden by ``ADJUDICATOR_<FIELD>`` when set
+        (``ADJUDICATOR_MAX_BODY_BYTES=65536``); raises ``ValueError`` for a bad value."""
+        environ = os.environ if environ is None else environ
+        values = {}
+        for name in cls.__dataclass_fields__:
+            key = f"ADJUDICATOR_{name.upper()}"
+            if key in environ:
+                try:
+                    values[name] = int(environ[key])
+                except ValueError:
+                    raise ValueError(f"{key} must be an integer, not {environ[key]!r}") from None
+                if values[name] < 1:
+                    raise ValueError(f"{key} must be at least 1, not {values[name]}")
+        return cls(**values)
+
+
+class ApiError(Exception):
+    """An error answered as ``{"error": message, **extra}`` with ``status``."""
+
+    def __init__(self, status: int, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.extra = extra
+
+
+# --------------------------------------------------------------------------- databases
+
+
+class ServedTablebase(Tablebase):
+    """A :class:`Tablebase` that names its database by the variant, never by a server path,
+    and checks a position's slice (from its exact piece counts) is present before probing."""
+
+    def __init__(self, path: Path, variant: Variant) -> None:
+        super().__init__(path, variant)
+        self.available = [s.name for s in self.slices()]
+        self._present = set(self.available)
+
+    def probe_byte(self, pos: Position | str) -> int:
+        p = self._position(pos)
+        s, _ = normalise(p)
+        if s.wm + s.wk == 0:
+            return 1  # the side to move has no pieces: lost
+        if s.bm + s.bk == 0:
+            raise ValueError(f"{p.fen()}: the side not to move has no pieces; the game is over")
+        if s.name not in self._present:
+            if not slice_path(self.path, s).exists():  # s.name is digits: no path from input
+                raise MissingSliceError(s.name, Path(self.variant.name), p.fen())
+            self._present.add(s.name)
+        return super().probe_byte(p)
+
+    def table(self, s, fen: str = ""):  # type: ignore[no-untyped-def]
+        try:
+            return super().table(s, fen)
+        except MissingSliceError:
+            raise MissingSliceError(s.name, Path(self.variant.name), fen) from None
+
+    @property
+    def loaded(self) -> int:
+        """Number of slices read into memory so far."""
+        return len(self._tables)
+
+
+def resolve_databases(
+    db: Mapping[str, str | os.PathLike[str]] | str | os.PathLike[str] | None,
+) -> dict[str, Path]:
+    """``{variant name: directory}`` for a mapping, a parent directory with one
+    subdirectory per variant, a single variant's directory, or None; raises ``ValueError``
+    naming the problem."""
+    if db is None:
+        return {}
+    if isinstance(db, Mapping):
+        out = {}
+        for name, path in db.items():
+            variant = get_variant(name)  # ValueError for an unknown name
+            if not Path(path).is_dir():
+                raise ValueError(f"database directory {path} does not exist")
+            out[variant.name] = Path(path)
+        return out
+    path = Path(db)
+    if not path.is_dir():
+        raise ValueError(f"database directory {path} does not exist")
+    if any(path.glob("*.h5")):
+        return {Tablebase(path).variant.name: path}
+    out = {name: path / name for name in VARIANTS if (path / name).is_dir()}
+    if not out:
+        raise ValueError(
+            f"no database in {path}: expected *.h5 slice files, or subdirectories "
+            f"named after the variants ({', '.join(sorted(VARIANTS))})"
+        )
+    return out
+
+
+def open_databases(dirs: Mapping[str, Path]) -> dict[str, ServedTablebase]:
+    """Open each variant's directory, checking its files belong to that variant."""
+    out = {}
+    for name, path in dirs.items():
+        variant = get_variant(name)
+        files = sorted(path.glob("*.h5"))
+        if files:
+            found = Tablebase(path).variant.name
+            if found != variant.name:
+                raise ValueError(f"database {path} holds {found} tables, not {variant.name}")
+        out[variant.name] = ServedTablebase(path, variant)
+    return out
+
+
+# --------------------------------------------------------------------------- request models
+
+
+class OptionsModel(BaseModel):
+    """How the draw rules are read (as the ``adjudicator rule`` options)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    disputed: Literal["restart", "cumulative"] = "restart"
+    english_rule: Literal["standard", "casual"] = "standard"
+    english_count: int | None = Field(default=None, ge=1, le=1000)
+    elapsed: int = Field(default=0, ge=0, le=10_000)
+
+
+class GameModel(BaseModel):
+    """One game as JSON: moves from ``fen`` (or the variant's initial position)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    variant: VariantName = VariantName.international
+    fen: Annotated[str, StringConstraints(max_length=MAX_FEN)] | None = None
+    moves: list[Annotated[str, StringConstraints(max_length=MAX_MOVE_TEXT)]]
+    options: OptionsModel = OptionsModel()
+
+
+class RulingModel(BaseModel):
+    """The ruling on one game (the object of ``adjudicator rule --json``)."""
+
+    game: int
+    white: str | None
+    black: str | None
+    result: str
+    reason: str
+    ply: int
+    recorded_result: str | None
+    agrees: bool
+    detail: str
+
+
+class MoveModel(BaseModel):
+    """A legal move and its value for the side to move (null when outside the tables)."""
+
+    move: str
+    from_: int = Field(alias="from")
+    to: int
+    captures: list[int]
+    path: list[int]
+    result: Literal["win", "draw", "loss"] | None
+    dtw: int | None
+    fen: str
+
+
+class ProbeModel(BaseModel):
+    """A position's value for the side to move and its moves, best first."""
+
+    variant: str
+    fen: str
+    side: Literal["white", "black"]
+    slice: str | None
+    result: Literal["win", "draw", "loss"] | None
+    dtw: int | None
+    moves: list[MoveModel]
+
+
+class ErrorModel(BaseModel):
+    error: str
+
+
+def _inline_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """A model's JSON schema with its ``$defs`` inlined (for ``openapi_extra``)."""
+    schema = model.model_json_schema()
+    defs = schema.pop("$defs", {})
+
+    def resolve(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                return resolve(defs[ref.split("/")[-1]])
+            return {k: resolve(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [resolve(v) for v in node]
+        return node
+
+    return resolve(schema)
+
+
+_GAME_SCHEMA = _inline_schema(GameModel)
+_ADJUDICATE_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "text/plain": {"schema": {"type": "string", "description": "PDN games"}},
+            "application/x-pdn": {"schema": {"type": "string", "description": "PDN games"}},
+            "application/json": {
+                "schema": {"anyOf": [_GAME_SCHEMA, {"type": "array", "items": _GAME_SCHEMA}]}
+            },
+        },
+    }
+}
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorModel, "description": text}
+    for code, text in (
+        (400, "malformed PDN, JSON or FEN"),
+        (413, "body too large, or too many games or moves"),
+        (415, "unsupported content type"),
+        (422, "invalid parameters or JSON fields"),
+    )
+}
+
+
+# --------------------------------------------------------------------------- the work
+
+
+class Service:
+    """The state behind the endpoints: the open databases and the settings."""
+
+    def __init__(self, tables: dict[str, ServedTablebase], settings: ServiceSettings) -> None:
+        self.tables = tables
+        self.settings = settings
+        self.limiter: anyio.CapacityLimiter | None = None
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run CPU work on the bounded worker threads."""
+        return await anyio.to_thread.run_sync(fn, *args, limiter=self.limiter)
+
+    def warm_up(self) -> None:
+        """Compile (or load from numba's cache) what the endpoints run, before serving."""
+        for name in VARIANTS:
+            variant = get_variant(name)
+            start = Position.start(variant)
+            for move in legal_moves(start):
+                play(start, move)
+            tb = self.tables.get(name)
+            if tb is not None and tb.available:
+                try:
+                    corner = variant.squares - variant.per_row + 1  # two kings in the corners
+                    tb.probe(Position.from_fen(f"W:WK{corner}:BK{variant.per_row}", variant))
+                except (LookupError, ValueError):
+                    pass
+            rule_game([], variant=variant, options=RuleOptions())
+
+    # --- /health --------------------------------------------------------------------------
+    def health(self) -> dict[str, Any]:
+        variants = {}
+        for name in sorted(VARIANTS):
+            tb = self.tables.get(name)
+            slices = tb.available if tb else []
+            variants[name] = {
+                "tables": tb is not None,
+                "slices": slices,
+                "slice_count": len(slices),
+                "loaded": tb.loaded if tb else 0,
+                "max_pieces": max((sum(int(c) for c in s) for s in slices), default=0),
+            }
+        s = self.settings
+        limits = {
+            "max_body_bytes": s.max_body_bytes,
+            "max_games": s.max_games,
+            "max_plies": s.max_plies,
+            "search_nodes": s.search_nodes,
+        }
+        return {"status": "ok", "variants": variants, "limits": limits}
+
+    # --- /probe ---------------------------------------------------------------------------
+    def probe(self, variant_name: str, fen: str) -> dict[str, Any]:
+        variant = get_variant(variant_name)
+        try:
+            pos = Position.from_fen(fen, variant)
+        except FenError as error:
+            raise ApiError(400, str(error)) from None
+        tb = self.tables.get(variant.name)
+        moves = legal_moves(pos)
+        rows = [self._move_row(tb, pos, m, moves) for m in moves]
+        rows.sort(key=_move_rank)
+        out: dict[str, Any] = {
+            "variant": variant.name,
+            "fen": pos.fen(),
+            "side": "white" if pos.white_to_move else "black",
+            "slice": None,
+            "result": None,
+            "dtw": None,
+            "moves": rows,
+        }
+        own, opp = _material(pos)
+        if own == 0 or not moves:
+            out.update(result="loss", dtw=0)  # no pieces or no legal move: lost
+            return out
+        if opp == 0:
+            raise ApiError(422, f"{pos.fen()}: the side not to move has no pieces", **out)
+        out["slice"] = normalise(pos)[0].name
+        if tb is None:
+            raise ApiError(404, f"no tables are loaded for {variant.name}", **out)
+        try:
+            wdl, dtw = tb.probe(pos)
+        except MissingSliceError as error:
+            raise ApiError(
+                404, f"slice {error.slice} is not in the {variant.name} database", **out
+            ) from None
+        out.update(result=RESULTS[wdl], dtw=dtw)
+        return out
+
+    def _move_row(
+        self, tb: Tablebase | None, pos: Position, move: Move, moves: list[Move]
+    ) -> dict[str, Any]:
+        after = play(pos, move)
+        result = dtw = None
+        if tb is not None:
+            try:
+                wdl, d = tb.probe(after)
+                result, dtw = RESULTS[-wdl], (None if d is None else d + 1)
+            except (MissingSliceError, ValueError):
+                pass
+        return {
+            "move": move_text(pos, move, moves),
+            "from": move.frm,
+            "to": move.to,
+            "captures": list(move.captures),
+            "path": list(move.path),
+            "result": result,
+            "dtw": dtw,
+            "fen": after.fen(),
+        }
+
+    # --- /adjudicate ----------------------------------------------------------------------
+    def rule_pdn(
+        self, text: str, variant: str | None, options: RuleOptions, collect: bool
+    ) -> list[dict[str, Any]]:
+        games: list[PdnGame] = []
+        for game in read_games(io.StringIO(text), name="<request>", errors="collect"):
+            if game.error is not None and not collect:
+                raise ApiError(400, f"malformed PDN: {game.error}", game=game.index)
+            games.append(game)
+            if len(games) > self.settings.max_games:
+                raise ApiError(413, f"too many games (at most {self.settings.max_games})")
+            if len(game.moves) > self.settings.max_plies:
+                raise ApiError(
+                    413, f"game {game.index}: too many moves (at most {self.settings.max_plies})"
+                )
+        if not games:
+            raise ApiError(400, "no games found in the PDN text")
+        out = []
+        for game in games:
+            try:
+                tb = self.tables.get(game_variant(game, variant).name)
+            except BadTag:
+                tb = None  # rule_game rules it "bad-tag"
+            ruling = rule_game(game, variant=variant, tablebase=tb, options=options)
+            out.append(ruling.to_dict())
+        return out
+
+    def rule_json(self, games: list[GameModel]) -> list[dict[str, Any]]:
+        out = []
+        for index, g in enumerate(games, 1):
+            variant = get_variant(g.variant.value)
+            if g.fen is not None:
+                try:
+                    Position.from_fen(g.fen, variant)
+                except FenError as error:
+                    raise ApiError(400, f"game {index}: {error}") from None
+            options = self._options(g.options)
+            ruling: Ruling = rule_game(
+                g.moves,
+                variant=variant,
+                tablebase=self.tables.get(variant.name),
+                options=options,
+                fen=g.fen,
+            )
+            out.append(replace(ruling, game=index).to_dict())
+        return out
+
+    def _options(self, o: OptionsModel) -> RuleOptions:
+        return RuleOptions(
+            disputed=o.disputed,
+            english_preset=o.english_rule,
+            english_count=o.english_count,
+            elapsed=o.elapsed,
+            search_nodes=self.settings.search_nodes,
+        )
+
+    def parse_json_games(self, body: bytes) -> list[GameModel]:
+        try:
+            data = json.loads(body)
+        except (ValueError, RecursionError) as error:
+            raise ApiError(400, f"malformed JSON: {error}") from None
+        items = data if isinstance(data, list) else [data]
+        if not items:
+            raise ApiError(400, "no games in the JSON body")
+        if len(items) > self.settings.max_games:
+            raise ApiError(413, f"too many games (at most {self.settings.max_games})")
+        games = []
+        for index, item in enumerate(items, 1):
+            try:
+                game = GameModel.model_validate(item)
+            except ValidationError as error:
+                raise ApiError(422, f"game {index}: {_validation_text(error.errors())}") from None
+            if len(game.moves) > self.settings.max_plies:
+                raise ApiError(
+                    413, f"game {index}: too many moves (at most {self.settings.max_plies})"
+                )
+            games.append(game)
+        return games
+
+
+def _material(pos: Position) -> tuple[int, int]:
+    """(pieces of the side to move, pieces of the other side)."""
+    wm, wk, bm, bk = pos.piece_count()
+    white, black = wm + wk, bm + bk
+    return (white, black) if pos.white_to_move else (black, white)
+
+
+def _move_rank(row: dict[str, Any]) -> tuple[int, int]:
+    dtw = row["dtw"] or 0
+    return {"win": (0, dtw), "draw": (1, 0), "loss": (2, -dtw)}.get(row["result"], (3, 0))
+
+
+def _validation_text(errors: list[Any]) -> str:
+    parts = []
+    for e in errors[:5]:
+        loc = ".".join(str(x) for x in e.get("loc", ()) if x != "body")
+        parts.append(f"{loc}: {e.get('msg', 'invalid')}" if loc else str(e.get("msg")))
+    return "; ".join(parts)
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    """The request body, or 413 as soon as it is known to exceed ``limit`` bytes."""
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        if not declared.strip().isdigit():
+            raise ApiError(400, "malformed Content-Length header")
+        if int(declared) > limit:
+            raise ApiError(413, f"request body too large (at most {limit} bytes)")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise ApiError(413, f"request body too large (at most {limit} bytes)")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _content_kind(request: Request, body: bytes) -> str:
+    """``"pdn"`` or ``"json"``, from the Content-Type (sniffed from the body without one)."""
+    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if ctype in PDN_TYPES:
+        return "pdn"
+    if ctype in JSON_TYPES or ctype.endswith("+json"):
+        return "json"
+    if not ctype:
+        return "json" if body.lstrip()[:1] in (b"{", b"[") else "pdn"
+    raise ApiError(
+        415,
+        f"unsupported content type {ctype!r} (use text/plain or application/x-pdn for PDN, "
+        f"application/json for a JSON game)",
+    )
+
+
+# --------------------------------------------------------------------------- the app
+
+
+def create_app(
+    db: Mapping[str, str | os.PathLike[str]] | str | os.PathLike[str] | None = None,
+    settings: ServiceSettings | None = None,
+) -> FastAPI:
+    """The FastAPI application serving the databases ``db`` (see the module docstring)."""
+    settings = settings or ServiceSettings()
+    service = Service(open_databases(resolve_databases(db)), settings)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):  # type: ignore[no-untyped-def]
+        service.limiter = anyio.CapacityLimiter(settings.threads)
+        await service.run(service.warm_up)
+        yield
+
+    app = FastAPI(
+        title="Draughts adjudication service",
+        version="0.1.0",
+        description=(
+            "Rules draughts games with the draw rules and the endgame tables, probes positions, "
+            "and serves the endgame explorer at `/`."
+        ),
+        lifespan=lifespan,
+    )
+    app.state.service = service
+    _install_error_handlers(app)
+
+    @app.get("/health", tags=["service"])
+    def health() -> dict[str, Any]:
+        """Status, and per variant whether tables are loaded and which slices they hold."""
+        return service.health()
+
+    @app.get(
+        "/probe",
+        tags=["tables"],
+        response_model=ProbeModel,
+        responses={**_ERRORS, 404: {"model": ErrorModel, "description": "outside the tables"}},
+    )
+    async def probe(
+        fen: Annotated[str, Query(max_length=MAX_FEN, description="the position")],
+        variant: Annotated[VariantName, Query()] = VariantName.international,
+    ) -> JSONResponse:
+        """The position's value for the side to move (``result`` win/draw/loss, ``dtw`` plies
+        to the end with best play) and every legal move with its value, best first."""
+        out = await service.run(service.probe, variant.value, fen)
+        return JSONResponse(out)
+
+    @app.post(
+        "/adjudicate",
+        tags=["rulings"],
+        response_model=list[RulingModel],
+        responses=_ERRORS,
+        openapi_extra=_ADJUDICATE_BODY,
+    )
+    async def adjudicate(
+        request: Request,
+        variant: Annotated[
+            VariantName | None, Query(description="PDN: override the GameType tag")
+        ] = None,
+        disputed: Literal["restart", "cumulative"] = "restart",
+        english_rule: Literal["standard", "casual"] = "standard",
+        english_count: Annotated[int | None, Query(ge=1, le=1000)] = None,
+        elapsed: Annotated[int, Query(ge=0, le=10_000)] = 0,
+        errors: Annotated[
+            Literal["reject", "collect"],
+            Query(description="PDN: a malformed game fails the request, or is ruled pdn-error"),
+        ] = "reject",
+    ) -> JSONResponse:
+        """Rule games: PDN text (the query parameters set the options) or a JSON game
+        ``{"variant", "fen", "moves", "options"}`` (or a list of them). Answers one object per
+        game, as ``adjudicator rule --json``."""
+        body = await _read_body(request, settings.max_body_bytes)
+        if _content_kind(request, body) == "json":
+            games = service.parse_json_games(body)
+            out = await service.run(service.rule_json, games)
+        else:
+            text = body.decode("utf-8-sig", errors="replace")
+            options = service._options(
+                OptionsModel(
+                    disputed=disputed,
+                    english_rule=english_rule,
+                    english_count=english_count,
+                    elapsed=elapsed,
+                )
+            )
+            name = variant.value if variant else None
+            out = await service.run(service.rule_pdn, text, name, options, errors == "collect")
+        return JSONResponse(out)
+
+    @app.get("/", include_in_schema=False)
+    def index() -> FileResponse:
+        return FileResponse(STATIC_DIR / "index.html")
+
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    return app
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ApiError)
+    async def api_error(request: Request, exc: ApiError) -> JSONResponse:
+        return JSONResponse({"error": exc.message, **exc.extra}, status_code=exc.status)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return JSONResponse({"error": str(exc.detail)}, status_code=exc.status_code)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return JSONResponse(
+            {"error": f"invalid request: {_validation_text(list(exc.errors()))}"},
+            status_code=422,
+        )
+
+    @app.exception_handler(TableFileError)
+    async def table_error(request: Request, exc: TableFileError) -> JSONResponse:
+        log.error("database error: %s", exc)
+        return JSONResponse({"error": "a database file is damaged"}, status_code=500)
+
+    @app.exception_handler(Exception)
+    async def fault(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unexpected error on %s %s", request.method, request.url.path)
+        return JSONResponse({"error": "internal error"}, status_code=500)
+
+
+def serve(
+    db: str | os.PathLike[str] | None,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    log_level: str = "info",
+    settings: ServiceSettings | None = None,
+) -> None:
+    """Run the service with uvicorn until interrupted (settings from the environment, see
+    :meth:`ServiceSettings.from_env`, unless given)."""
+    import uvicorn
+
+    app = create_app(db, settings or ServiceSettings.from_env())
+    uvicorn.run(app, host=host, port=port, log_level=log_level)

@@ -1,0 +1,290 @@
+"""Bounded loopback load test of the adjudication service, one line of figures per case.
+
+    python scripts/load_service.py --db data [--clients 50] [--duration 30] [--mix probe,mixed]
+    python scripts/load_service.py --url http://127.0.0.1:8000 ...
+
+With ``--db`` the script starts ``adjudicator serve`` on a free loopback port (access log off)
+and stops it at the end; with ``--url`` it uses a running service, which must be on a loopback
+address. Each case runs ``--clients`` concurrent keep-alive clients for ``--duration`` seconds
+(at most 600; ``--max-requests`` bounds the count too) and prints requests, requests/s, p50,
+p90, p99 and max latency, and the error count (transport failures and non-2xx answers).
+
+Cases: ``probe`` sends only ``GET /probe`` on positions of up to three pieces (random, valid,
+seeded); ``mixed`` sends one ``POST /adjudicate`` (a short JSON game ruled with the tables)
+for every ``--adjudicate-every`` requests, the rest probes; ``health`` sends ``GET /health``
+(the framework's own cost, for comparison). The clients are a small asyncio
+HTTP/1.1 client (no dependency) so that they take little of the CPU the server needs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import ipaddress
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from urllib.parse import quote, urlsplit
+
+MAX_DURATION = 600.0
+MAX_CLIENTS = 1000
+
+# Short games ruled from 3-piece positions (the tables decide them), per variant.
+GAMES = {
+    "international": {"fen": "W:WK38:B4,18", "moves": ["38-29", "18-23", "29x18", "4-10"]},
+    "english": {"variant": "english", "fen": "B:WK28:B1,K10", "moves": ["1-6", "28-24"]},
+}
+
+
+@dataclass
+class Stats:
+    """Latencies (seconds) and errors of one case."""
+
+    latencies: list[float] = field(default_factory=list)
+    errors: int = 0
+    by_status: dict[int, int] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- positions
+
+
+def positions(variant: str, count: int, seed: int = 1) -> list[str]:
+    """``count`` distinct valid FENs of 2-3 pieces, both sides having a piece."""
+    from tablebase.position import FenError, Position
+    from tablebase.variants import get_variant
+
+    v = get_variant(variant)
+    rng = random.Random(seed)
+    out: set[str] = set()
+    while len(out) < count:
+        n = rng.choice((2, 3, 3))
+        squares = rng.sample(range(1, v.squares + 1), n)
+        kinds = ["W" if rng.random() < 0.5 else "w", "B" if rng.random() < 0.5 else "b"]
+        kinds += [rng.choice("wWbB") for _ in range(n - 2)]
+        placed = list(zip(squares, kinds, strict=True))
+        white = [f"{'K' if k == 'W' else ''}{s}" for s, k in placed if k in "wW"]
+        black = [f"{'K' if k == 'B' else ''}{s}" for s, k in placed if k in "bB"]
+        fen = f"{rng.choice('WB')}:W{','.join(white)}:B{','.join(black)}"
+        try:
+            out.add(Position.from_fen(fen, v).fen())
+        except FenError:
+            continue  # a man on its own crowning row
+    return sorted(out)
+
+
+# --------------------------------------------------------------------------- HTTP client
+
+
+class Connection:
+    """One keep-alive HTTP/1.1 connection (answers must carry Content-Length)."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.host, self.port = host, port
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def request(self, method: str, path: str, body: bytes = b"", ctype: str = "") -> int:
+        if self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+        assert self.reader is not None
+        head = f"{method} {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
+        if body:
+            head += f"Content-Type: {ctype}\r\nContent-Length: {len(body)}\r\n"
+        self.writer.write(head.encode() + b"\r\n" + body)
+        await self.writer.drain()
+        status_line = await self.reader.readline()
+        if not status_line:
+            raise ConnectionError("connection closed")
+        status = int(status_line.split()[1])
+        length, close = None, False
+        while True:
+            line = await self.reader.readline()
+            if line in (b"\r\n", b"\n", b""):
+                break
+            name, _, value = line.decode("latin-1").partition(":")
+            name = name.strip().lower()
+            if name == "content-length":
+                length = int(value)
+            elif name == "connection" and value.strip().lower() == "close":
+                close = True
+        if length is None:
+            raise ConnectionError("answer without Content-Length")
+        await self.reader.readexactly(length)
+        if close:
+            self.close()
+        return status
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+        self.reader = self.writer = None
+
+
+async def client(
+    conn: Connection,
+    requests: list[tuple[str, str, bytes, str]],
+    start: int,
+    deadline: float,
+    budget: list[int],
+    stats: Stats,
+) -> None:
+    i = start
+    while time.monotonic() < deadline and budget[0] > 0:
+        budget[0] -= 1
+        method, path, body, ctype = requests[i % len(requests)]
+        i += 1
+        t0 = time.perf_counter()
+        try:
+            status = await conn.request(method, path, body, ctype)
+        except (OSError, ValueError, IndexError, asyncio.IncompleteReadError):
+            conn.close()
+            stats.errors += 1
+            continue
+        stats.latencies.append(time.perf_counter() - t0)
+        stats.by_status[status] = stats.by_status.get(status, 0) + 1
+        if not 200 <= status < 300:
+            stats.errors += 1
+    conn.close()
+
+
+async def run_case(
+    host: str, port: int, requests: list, clients: int, duration: float, max_requests: int
+) -> tuple[Stats, float]:
+    stats = Stats()
+    budget = [max_requests]
+    conns = [Connection(host, port) for _ in range(clients)]
+    t0 = time.monotonic()
+    deadline = t0 + duration
+    step = max(1, len(requests) // clients)
+    await asyncio.gather(
+        *(client(c, requests, k * step, deadline, budget, stats) for k, c in enumerate(conns))
+    )
+    return stats, time.monotonic() - t0
+
+
+def build_requests(case: str, variant: str, every: int) -> list[tuple[str, str, bytes, str]]:
+    if case == "health":
+        return [("GET", "/health", b"", "")]
+    probes = [
+        ("GET", f"/probe?variant={variant}&fen={quote(fen)}", b"", "")
+        for fen in positions(variant, 2000)
+    ]
+    if case == "probe":
+        return probes
+    game = json.dumps(GAMES[variant]).encode()
+    out = []
+    for k, p in enumerate(probes):
+        if k % every == 0:
+            out.append(("POST", "/adjudicate", game, "application/json"))
+        out.append(p)
+    return out
+
+
+def percentile(sorted_values: list[float], q: float) -> float:
+    if not sorted_values:
+        return float("nan")
+    k = min(len(sorted_values) - 1, max(0, round(q / 100 * (len(sorted_values) - 1))))
+    return sorted_values[k]
+
+
+# --------------------------------------------------------------------------- the server
+
+
+def loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(db: str, timeout: float = 300.0) -> tuple[subprocess.Popen, str, int]:
+    port = free_port()
+    cmd = [sys.executable, "-m", "adjudicator.cli", "serve", "--db", db, "--port", str(port)]
+    cmd += ["--host", "127.0.0.1", "--log-level", "warning"]
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            sys.exit(f"the service exited with status {proc.returncode}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2):
+                return proc, "127.0.0.1", port
+        except OSError:
+            time.sleep(0.25)
+    proc.send_signal(signal.SIGINT)
+    sys.exit("the service did not start")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--db", help="start a service on this database folder")
+    where.add_argument("--url", help="use a running service (loopback only)")
+    parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--duration", type=float, default=30.0, help="seconds per case")
+    parser.add_argument("--max-requests", type=int, default=1_000_000, help="per case")
+    parser.add_argument("--mix", default="probe,mixed", help="cases: probe, mixed, health")
+    parser.add_argument("--variant", default="international", choices=sorted(GAMES))
+    parser.add_argument("--adjudicate-every", type=int, default=10, help="mixed: 1 in N")
+    parser.add_argument("--warmup", type=float, default=2.0, help="seconds before each case")
+    args = parser.parse_args()
+    if not 0 < args.duration <= MAX_DURATION or not 0 < args.clients <= MAX_CLIENTS:
+        parser.error(f"--duration must be in (0, {MAX_DURATION:.0f}], --clients in [1, 1000]")
+    cases = [c.strip() for c in args.mix.split(",") if c.strip()]
+    if not set(cases) <= {"probe", "mixed", "health"}:
+        parser.error("--mix takes probe, mixed and/or health")
+
+    proc = None
+    if args.db:
+        proc, host, port = start_server(args.db)
+    else:
+        parts = urlsplit(args.url)
+        host, port = parts.hostname or "", parts.port or 80
+        if parts.scheme != "http" or not loopback(host):
+            parser.error("--url must be http:// on a loopback address (127.0.0.0/8, ::1)")
+    try:
+        print(
+            f"service http://{host}:{port}  clients {args.clients}  duration {args.duration:g} s"
+            f"  cpus {os.cpu_count()}  variant {args.variant}"
+        )
+        for case in cases:
+            requests = build_requests(case, args.variant, args.adjudicate_every)
+            if args.warmup > 0:
+                asyncio.run(run_case(host, port, requests, 4, args.warmup, 10_000))
+            stats, wall = asyncio.run(
+                run_case(host, port, requests, args.clients, args.duration, args.max_requests)
+            )
+            lat = sorted(stats.latencies)
+            ms = [1000 * percentile(lat, q) for q in (50, 90, 99, 100)]
+            statuses = " ".join(f"{k}:{v}" for k, v in sorted(stats.by_status.items()))
+            print(
+                f"{case:6s} {len(lat):>8d} req  {len(lat) / wall:8.1f} req/s  "
+                f"p50 {ms[0]:7.1f} ms  p90 {ms[1]:7.1f} ms  p99 {ms[2]:7.1f} ms  "
+                f"max {ms[3]:7.1f} ms  errors {stats.errors}  [{statuses}]"
+            )
+    finally:
+        if proc is not None:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+if __name__ == "__main__":
+    main()
