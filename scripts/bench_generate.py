@@ -93,7 +93,7 @@ def bench_probes(db: Path) -> tuple[float, float]:
                     for i, b in enumerate((wm, wk, bm, bk)):
                         boards[i].append(int(b))
         arrs = [np.array(b * 25, dtype=np.uint64) for b in boards]  # ~5 million positions
-        tb.probe_batch(*[a[:1000] for a in arrs])  # load slices and compile
+        tb.probe_batch(*arrs)  # warm: load and check the slices, compile
         t0 = time.perf_counter()
         tb.probe_batch(*arrs)
         batch_rate = arrs[0].shape[0] / (time.perf_counter() - t0)
@@ -117,10 +117,16 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=None)
     ap.add_argument("--scheduler", default=None, help="e.g. local-cluster:2 (cluster backend)")
     ap.add_argument("--keep", type=Path, default=None, help="generate here and keep the files")
+    ap.add_argument("--probe-only", type=Path, default=None, help="only time probes of this db")
     args = ap.parse_args()
     from tablebase.slices import all_slices
     from tablebase.variants import INTERNATIONAL
 
+    if args.probe_only:
+        batch, single = bench_probes(args.probe_only)
+        print(f"{args.probe_only}: batch probe {batch:,.0f} positions/s, single probe "
+              f"{single:.1f} us")
+        return
     for pieces in args.pieces or [4]:
         base = args.keep or Path(tempfile.mkdtemp(prefix="bench_gen_"))
         db = base / f"international-{pieces}"

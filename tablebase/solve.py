@@ -139,7 +139,13 @@ def _init_range(vals, aux, cnt, offsets, nbr, rules, binom, rev16, off, lo, hi, 
     for idx in range(lo, hi):
         if idx > lo:
             cursor_boards(
-                nsq, width, counts, cur, cursor_next(nsq, width, counts, cur), boards, free1,
+                nsq,
+                width,
+                counts,
+                cur,
+                cursor_next(nsq, width, counts, cur),
+                boards,
+                free1,
                 free2,
             )
         if boards[4] == 0:
