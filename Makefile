@@ -18,6 +18,7 @@ run: $(STAMP)
 	$(BIN)/tablebase generate --variant international --pieces 4 --db data/international
 	$(BIN)/tablebase probe --variant international --db data/international --moves \
 		"W:W21:B3,4" "W:WK38:B4,18" "W:W33:B2" "B:WK1,K7:BK50"
+	$(BIN)/adjudicator rule --db data/international data/sample.pdn
 
 test: $(STAMP)
 	$(BIN)/ruff check tablebase adjudicator scripts tests
