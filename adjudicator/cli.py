@@ -84,7 +84,7 @@ def rule(
     elapsed: int,
     write_pdn: str | None,
 ) -> None:
-    """Rule every game of the PDN files (``-`` reads standard input)."""
+    """Rule every game of the PDN files (`-` reads standard input)."""
     options = RuleOptions(
         disputed=disputed,  # type: ignore[arg-type]
         english_preset=english_rule,  # type: ignore[arg-type]

@@ -16,7 +16,11 @@ that creates the material (that move not counted); man moves and promotions insi
 reset it. The disputed point, a capture turning one ending into another (the lone king taking
 a piece of a 16-move ending): ``"restart"`` starts a fresh count; ``"cumulative"`` keeps the
 running count and lets the new one apply on top, so whichever runs out first rules (we keep
-just that one: it is the only one that can bind). English: the 40-move rule (plies without a
+just that one: it is the only one that can bind). A capture inside a 5-move ending that leaves
+another 5-move material (the lone king taking one of two kings) is read the same way: new
+material, so a fresh count under "restart", the running one under "cumulative". A move that
+creates an ending's material from none (a capture, or any promotion, including the lone
+side's last man becoming its king) starts the count. English: the 40-move rule (plies without a
 man move or capture; the count, in moves each, is a setting) or the ``"casual"`` preset (50
 moves each without a capture, man moves not resetting).
 
@@ -52,14 +56,16 @@ class RuleOptions:
     named after it (``"40-move"``). ``elapsed``: plies already elapsed, at the game's start
     position, on the count that is running there (the 16/5-move count in such an ending,
     otherwise the 25-move or English count). ``search_nodes``: node budget of the tablebase
-    search that decides whether a theoretical win can be forced before a count runs out.
+    search that decides whether a theoretical win can be forced before a count runs out
+    (a few thousand nodes a second; real endings have needed hundreds); past it the ruling
+    is ``"unknown"`` with reason ``"search-limit"``.
     """
 
     disputed: Disputed = "restart"
     english_preset: Preset = "standard"
     english_count: int | None = None
     elapsed: int = 0
-    search_nodes: int = 200_000
+    search_nodes: int = 100_000
 
     def __post_init__(self) -> None:
         if self.disputed not in ("restart", "cumulative"):
@@ -102,7 +108,7 @@ class Count:
 
     def describe(self) -> str:
         """``"12 of 32 plies on the 16-move count"``."""
-        return f"{self.elapsed} of {self.limit} plies on the {self.rule} count"
+        return f"{self.elapsed} of {self.limit} plies elapsed on the {self.rule} count"
 
 
 def ending(pos: Position) -> str | None:

@@ -4,9 +4,10 @@ Every move is parsed against the position (:func:`tablebase.notation.parse_move`
 or ambiguous move stops the replay with a :class:`ReplayError` that names the game, the move
 number and side, the move as written and the legal moves. After each ply, in this order: the
 side to move has no pieces or no legal move (it has lost: winning takes precedence over any
-count expiring on the same ply), then threefold repetition, then the move counts. The start
-position is checked the same way (a game given from a finished position, or an ``elapsed``
-count already run out).
+count expiring on the same ply), then threefold repetition, then the move counts. A move,
+multi-capture included, is one ply, so no rule is ever applied in the middle of a capture. The
+start position is checked the same way (a game given from a finished position, or an
+``elapsed`` count already run out).
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from adjudicator.drawrules import DrawState, RuleOptions
+from adjudicator.movelist import MoveList
 from adjudicator.pdn import PdnGame, PdnMove
-from tablebase.notation import MoveError, parse_move
+from tablebase.notation import MoveError
 from tablebase.position import Position
-from tablebase.rules import legal_moves, play
+from tablebase.rules import play
 from tablebase.variants import Variant
 
 NO_PIECES, NO_MOVES = "no-pieces", "no-moves"
@@ -70,12 +72,12 @@ class Replay:
         return 1
 
 
-def terminal(pos: Position) -> str | None:
+def terminal(pos: Position, moves: MoveList | None = None) -> str | None:
     """``"no-pieces"`` or ``"no-moves"`` when the side to move has lost, else None."""
     own = pos.white_men | pos.white_kings if pos.white_to_move else pos.black_men | pos.black_kings
     if not own:
         return NO_PIECES
-    if not legal_moves(pos):
+    if (moves or MoveList(pos)).count == 0:
         return NO_MOVES
     return None
 
@@ -103,7 +105,8 @@ def replay(
         game, moves = moves.index, moves.moves
     state = DrawState(start, options)
     result = Replay(start, start, state)
-    result.event = terminal(start) or state.initial()
+    legal = MoveList(start)
+    result.event = terminal(start, legal) or state.initial()
     if result.event is not None and stop:
         return result
     pos = start
@@ -111,7 +114,7 @@ def replay(
     for ply, item in enumerate(moves, 1):
         text = item.text if isinstance(item, PdnMove) else item
         try:
-            move = parse_move(pos, text)
+            move = legal.parse(text)
         except MoveError as error:
             number = item.number if isinstance(item, PdnMove) else move_number(ply, first_mover)
             result.error = ReplayError(game, ply, number, colour_name(pos), text, error)
@@ -119,9 +122,10 @@ def replay(
         after = play(pos, move)
         draw = state.push(pos, move, after)
         pos = after
+        legal = MoveList(pos)
         result.position, result.ply = pos, ply
         if result.event is None:
-            result.event = terminal(pos) or draw
+            result.event = terminal(pos, legal) or draw
             if result.event is not None and stop:
                 return result
     return result

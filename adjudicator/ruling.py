@@ -24,7 +24,7 @@ from typing import Any, TextIO
 from adjudicator.drawrules import THREEFOLD, RuleOptions
 from adjudicator.pdn import PdnGame, PdnMove, read_games
 from adjudicator.replay import LOSSES, NO_PIECES, Replay, move_number, replay, start_position
-from adjudicator.tablesearch import rule_position
+from adjudicator.tablesearch import plies, rule_position
 from tablebase.position import FenError
 from tablebase.variants import INTERNATIONAL, Variant, get_variant, variant_for_game_type
 
@@ -188,7 +188,7 @@ class _Ruler:
             detail += f" (after ply {ply}, {self.game.moves[ply - 1].text})"
         rest = len(self.game.moves) - ply
         if rest > 0:
-            detail += f"; the record goes on for {rest} more plies"
+            detail += f"; the record goes on for {plies(rest)} more"
         return self.make(played.white_score(), event, ply, detail)
 
     def final(self, played: Replay, tb: Any, options: RuleOptions) -> Ruling:

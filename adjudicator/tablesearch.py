@@ -21,8 +21,11 @@ The exact answer is a bounded game search over (position, count), with the table
 
 Whether the winner can force it with ``r`` plies left is monotone in ``r``, so the memo keeps,
 per position, the largest ``r`` known to fail and the smallest known to succeed. A position
-the game has already seen twice is a draw when the search meets it again (threefold). A node
-budget bounds the work; past it the ruling is "unknown" rather than a guess.
+the game has already seen twice is a draw when the search meets it again (threefold); where a
+win fits the count the table's line is trusted without checking that it avoids such a
+position (a shortest forced win never repeats a position of its own, but could pass one the
+game repeated before). A node budget bounds the work; past it the ruling is "unknown" rather
+than a guess.
 """
 
 from __future__ import annotations
@@ -75,7 +78,7 @@ class Search:
     """Can the side the tables say wins force that win before the count runs out?"""
 
     def __init__(
-        self, tb: Prober, counter: Counter, banned: frozenset = frozenset(), nodes: int = 200_000
+        self, tb: Prober, counter: Counter, banned: frozenset = frozenset(), nodes: int = 100_000
     ) -> None:
         self.tb = tb
         self.counter = counter
@@ -151,7 +154,7 @@ def rule_position(
     count: Count,
     counter: Counter,
     banned: frozenset = frozenset(),
-    nodes: int = 200_000,
+    nodes: int = 100_000,
 ) -> Verdict:
     """The ruling for a game that stopped (no terminal event) in ``pos`` with ``count``."""
     tb_variant = getattr(tb, "variant", None)
@@ -173,12 +176,13 @@ def rule_position(
             None,
             "search-limit",
             f"{error} to decide whether the theoretical win "
-            f"in {dtw} plies can be forced within {count.describe()}",
+            f"in {plies(dtw)} can be forced within {count.describe()}",
         )
     mover = "white" if pos.white_to_move else "black"
     winner = mover if wdl > 0 else _other(mover)
-    what = f"{winner}'s theoretical win in {dtw} plies"
-    left = f"{count.remaining} plies remain on the {count.rule} count"
+    what = f"{winner}'s theoretical win in {plies(dtw)}"
+    verb = "remains" if count.remaining == 1 else "remain"
+    left = f"{plies(count.remaining)} {verb} on the {count.rule} count"
     if not ok:
         return Verdict(1, "tablebase", f"{what} but only {left}: draw")
     score = 2 if winner == "white" else 0
@@ -190,6 +194,11 @@ def rule_position(
         f"{what} but only {left}; {winner} forces the win in "
         f"time through a line that restarts the count: {winner} wins",
     )
+
+
+def plies(n: int | None) -> str:
+    """``"1 ply"``, ``"7 plies"``."""
+    return f"{n} ply" if n == 1 else f"{n} plies"
 
 
 def _other(colour: str) -> str:

@@ -207,7 +207,7 @@ def test_disputed_point_cumulative_keeps_16_move_count():
     assert_fires(moves[:32], LONE_V_3K, "16-move", 32, disputed="cumulative")
     r = ruled(moves, LONE_V_3K, disputed="cumulative")
     assert (r.reason, r.ply) == ("16-move", 32)
-    assert "cumulative" in r.detail and "6 more plies" in r.detail
+    assert "cumulative" in r.detail and "the record goes on for 6 plies more" in r.detail
 
 
 SACRIFICE = "W:WK25,K35,K41:BK3"  # 41-14 forces 3x20, then 25x3 takes the lone king
@@ -297,3 +297,43 @@ def test_win_takes_precedence_over_expiring_count_english():
     assert (r.result, r.reason, r.ply) == ("0-1", "no-moves", 1)
     r = ruled(["12-16"], fen, "english", elapsed=79)
     assert (r.result, r.reason, r.ply) == ("1/2-1/2", "40-move", 1)
+
+
+def _sacrifice_in_5_move_ending() -> list[str]:
+    """2 kings against 1: 4 quiet plies, a king offered and taken at ply 6 (king against king),
+    then 10 quiet plies."""
+    start = position(LONE_V_2K)
+    moves = walk(start, 4)
+    pos = apply(start, moves)
+    for m in legal_moves(pos):
+        after = play(pos, m)
+        replies = legal_moves(after)
+        if m.is_capture or len(replies) != 1 or not replies[0].is_capture:
+            continue
+        taken = play(after, replies[0])
+        if not has_capture(taken):
+            return moves + [move_text(pos, m), move_text(after, replies[0])] + walk(taken, 10)
+    raise AssertionError("no sacrifice found")
+
+
+def test_capture_inside_5_move_ending_follows_the_disputed_option():
+    moves = _sacrifice_in_5_move_ending()
+    assert ending(apply(position(LONE_V_2K), moves[:6])) == "5-move"
+    assert_fires(moves, LONE_V_2K, "5-move", 16, disputed="restart")
+    assert_fires(moves[:10], LONE_V_2K, "5-move", 10, disputed="cumulative")
+
+
+def test_lone_sides_promotion_starts_the_16_move_count():
+    fen = "B:WK1,K2,K3:B40"
+    advanced = apply(position(fen), ["40-45"])
+    assert ending(position(fen)) is None and ending(advanced) is None
+    moves = ["40-45", *walk(advanced, 1)]
+    king = apply(position(fen), moves)
+    step = next(
+        move_text(king, m)
+        for m in legal_moves(king)
+        if king.black_men >> (m.frm - 1) & 1 and not has_capture(play(king, m))
+    )
+    crowned = apply(king, [step])
+    assert ending(crowned) == "16-move"
+    assert_fires(moves + [step] + walk(crowned, 32), fen, "16-move", 35)
