@@ -85,9 +85,11 @@ class LocalScheduler:
 
         multiprocessing_logging.install_mp_handler()
         try:
-            return self._run(variant, tasks, db, progress, task_fn)
+            reports = self._run(variant, tasks, db, progress, task_fn)
         finally:
             multiprocessing_logging.uninstall_mp_handler()
+        progress.finish()  # after the handler is gone, so that its line is not lost
+        return reports
 
     def _run(self, variant, tasks, db, progress, task_fn) -> list[PairReport]:
         done: set[tuple[str, ...]] = set()
@@ -115,5 +117,4 @@ class LocalScheduler:
                     done.add(t.names)
                     reports.append(report)
                     progress.done(t, report)
-        progress.finish()
         return reports
