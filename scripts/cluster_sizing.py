@@ -40,15 +40,11 @@ def count(n: float) -> str:
     return f"{n:.0f}"
 
 
-def task_memory(variant: Variant, pair: tuple[Slice, ...], dep_copies: int = 1) -> int:
-    """Bytes one pair task needs: its working arrays plus its loaded dependencies.
-
-    ``dep_copies=2`` models today's :func:`run_pair_task`, which keeps the arrays read by
-    ``load_dependencies`` alive while their copy in ``FlatTables`` is being used.
-    """
+def task_memory(variant: Variant, pair: tuple[Slice, ...]) -> int:
+    """Bytes one pair task needs: its working arrays plus its loaded dependencies."""
     entries = sum(s.size(variant) for s in pair)
     deps = sum(d.size(variant) for d in pair_dependencies(pair[0]))
-    return ENTRY_BYTES * entries + dep_copies * deps
+    return ENTRY_BYTES * entries + deps
 
 
 def measured_bits(variant: Variant, db: Path, pieces: int) -> dict[int, tuple[int, int]]:
@@ -96,7 +92,6 @@ def main(argv: list[str] | None = None) -> None:
         "positions",
         "largest slice",
         "memory, largest task",
-        "same, deps loaded twice",
         "memory, median task",
         "disk, largest slice",
         "disk, all N-piece slices",
@@ -112,9 +107,8 @@ def main(argv: list[str] | None = None) -> None:
         cumulative += entries
         largest = max(s.size(variant) for s in slices)
         mem = sorted(task_memory(variant, p) for p in pairs)
-        twice = max(task_memory(variant, p, dep_copies=2) for p in pairs)
         cells = [n, len(slices), len(pairs), count(entries), count(largest)]
-        cells += [human(mem[-1]), human(twice), human(mem[len(mem) // 2])]
+        cells += [human(mem[-1]), human(mem[len(mem) // 2])]
         cells += [human(x * bits / 8) for x in (largest, entries, cumulative)]
         print(row(cells))
 
