@@ -226,20 +226,6 @@ class GameModel(BaseModel):
     options: OptionsModel = OptionsModel()
 
 
-class RulingModel(BaseModel):
-    """The ruling on one game (the object of ``adjudicator rule --json``)."""
-
-    game: int
-    white: str | None
-    black: str | None
-    result: str
-    reason: str
-    ply: int
-    recorded_result: str | None
-    agrees: bool
-    detail: str
-
-
 class MoveModel(BaseModel):
     """A legal move and its value for the side to move (null when outside the tables)."""
 
@@ -609,7 +595,7 @@ def create_app(
     @app.post(
         "/adjudicate",
         tags=["rulings"],
-        response_model=list[RulingModel],
+        response_model=list[Ruling],  # the dataclass: one schema for CLI and service
         responses=_ERRORS,
         openapi_extra=_ADJUDICATE_BODY,
     )
