@@ -109,23 +109,11 @@ def solve_tables(variant: Variant, pair: tuple[Slice, ...], t: FlatTables, threa
     aux = np.zeros(total, dtype=np.int16)
     cnt = np.zeros(total, dtype=np.uint8)
     nchunks = max(1, threads) * 8
+    arrays = (t.vals, aux, cnt, t.offsets, nbr, rules, BINOM, REVERSE16)
     top = 0
     for s in pair:
         off, size = t.where[s]
-        solve.init_slice(
-            t.vals,
-            aux,
-            cnt,
-            t.offsets,
-            nbr,
-            rules,
-            BINOM,
-            REVERSE16,
-            off,
-            size,
-            _counts(s),
-            nchunks,
-        )
+        solve.init_slice(*arrays, off, size, _counts(s), nchunks)
         top = max(top, int(solve.max_byte(t.vals, off, off + size)))
     top = max(top, int(solve.max_aux(aux, 0, aux.shape[0])))
     level = 1
@@ -135,20 +123,7 @@ def solve_tables(variant: Variant, pair: tuple[Slice, ...], t: FlatTables, threa
         nset = 0
         for s in pair:
             off, size = t.where[s]
-            nset += solve.level_slice(
-                t.vals,
-                aux,
-                cnt,
-                t.offsets,
-                nbr,
-                rules,
-                BINOM,
-                REVERSE16,
-                off,
-                size,
-                _counts(s),
-                level,
-            )
+            nset += solve.level_slice(*arrays, off, size, _counts(s), level)
         if nset:
             top = max(top, level + 1)
         level += 1
