@@ -262,7 +262,9 @@ def _slice_of_code(code: int) -> Slice:
 
 
 @njit(cache=True, inline="always")
-def _locate_one(nsq, width, wtm, wm, wk, bm, bk, binom, rev16):
+def _white_to_move(nsq, wtm, wm, wk, bm, bk, rev16):
+    """The position with white to move (colour-flipped if black moves) and its material
+    code; the code is -1 for more pieces of a kind than any slice code can name."""
     if not wtm:
         a = reverse_board(bm, nsq, rev16)
         b = reverse_board(bk, nsq, rev16)
@@ -271,9 +273,14 @@ def _locate_one(nsq, width, wtm, wm, wk, bm, bk, binom, rev16):
         wm, wk = a, b
     n_wm, n_wk, n_bm, n_bk = popcount(wm), popcount(wk), popcount(bm), popcount(bk)
     if max(max(n_wm, n_wk), max(n_bm, n_bk)) > 7:
-        return -1, 0  # more than any slice code can name: not in a database
-    code = ((n_wm * 8 + n_wk) * 8 + n_bm) * 8 + n_bk
-    if (wm | wk) == 0 or (bm | bk) == 0:
+        return wm, wk, bm, bk, -1
+    return wm, wk, bm, bk, ((n_wm * 8 + n_wk) * 8 + n_bm) * 8 + n_bk
+
+
+@njit(cache=True, inline="always")
+def _locate_one(nsq, width, wtm, wm, wk, bm, bk, binom, rev16):
+    wm, wk, bm, bk, code = _white_to_move(nsq, wtm, wm, wk, bm, bk, rev16)
+    if code < 0 or (wm | wk) == 0 or (bm | bk) == 0:
         return code, 0
     return code, position_index(nsq, width, wm, wk, bm, bk, binom)
 
@@ -291,16 +298,7 @@ def _codes_batch(wm, wk, bm, bk, wtm, nsq, rev16):
     n = wm.shape[0]
     codes = np.empty(n, dtype=np.int64)
     for i in prange(n):
-        if wtm[i]:
-            a, b, c, d = wm[i], wk[i], bm[i], bk[i]
-        else:
-            a, b = reverse_board(bm[i], nsq, rev16), reverse_board(bk[i], nsq, rev16)
-            c, d = reverse_board(wm[i], nsq, rev16), reverse_board(wk[i], nsq, rev16)
-        na, nb, nc, nd = popcount(a), popcount(b), popcount(c), popcount(d)
-        if max(max(na, nb), max(nc, nd)) > 7:
-            codes[i] = -1
-        else:
-            codes[i] = ((na * 8 + nb) * 8 + nc) * 8 + nd
+        codes[i] = _white_to_move(nsq, wtm[i], wm[i], wk[i], bm[i], bk[i], rev16)[4]
     return codes
 
 
