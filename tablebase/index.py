@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 INDEX_SCHEME = 1
 MAX_N = 64
@@ -48,7 +49,7 @@ def popcount(x):
 @njit(cache=True, inline="always")
 def lowest_square(x):
     """0-based index of the lowest set bit of a non-zero bitboard."""
-    return popcount((x & (~x + ONE)) - ONE)
+    return np.int64(trailing_zeros(x))
 
 
 @njit(cache=True)

@@ -20,7 +20,8 @@ import dataclasses
 
 import numpy as np
 from numba import njit
-from numba.cpython.unsafe.numbers import trailing_zeros
+
+from tablebase.index import lowest_square as _lowest
 
 MAX_MOVES = 512
 MAX_PATH = 32
@@ -79,12 +80,6 @@ def new_workspace() -> np.ndarray:
 @njit(cache=True, inline="always")
 def bit(sq):
     return ONE << np.uint64(sq)
-
-
-@njit(cache=True, inline="always")
-def _lowest(b):
-    """Index of the lowest set bit of a non-zero bitboard."""
-    return np.int64(trailing_zeros(b))
 
 
 @njit(cache=True, inline="always")
