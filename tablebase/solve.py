@@ -51,6 +51,22 @@ AUX_INVALID = np.int16(-32768)  # index entry that is not a position
 AUX_FINAL = np.int16(-32767)  # decided by pass 1 (a capture position), even if drawn
 MISSING = 255  # lookup sentinel: a slice the solve was not given
 
+# Working memory of a pair task (used by the scheduler's memory budget): bytes per entry of
+# the pair being solved, and per entry of each dependency read in.
+PAIR_BYTES_PER_ENTRY = 4
+DEPENDENCY_BYTES_PER_ENTRY = 1
+
+
+def task_memory_bytes(pair_entries: int, dependency_entries: int) -> int:
+    """Estimated peak memory of solving a pair of ``pair_entries`` index entries whose
+    dependencies hold ``dependency_entries`` entries (working state, tables, fixed cost)."""
+    fixed = 256 << 20  # interpreter, numba and its compiled code
+    return (
+        PAIR_BYTES_PER_ENTRY * pair_entries
+        + DEPENDENCY_BYTES_PER_ENTRY * dependency_entries
+        + fixed
+    )
+
 
 @njit(cache=True, inline="always")
 def material_code(wm, wk, bm, bk):
