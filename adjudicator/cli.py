@@ -20,7 +20,7 @@ import click
 from adjudicator.drawrules import RuleOptions
 from adjudicator.pdn import PdnError, read_games, write_game
 from adjudicator.ruling import UNKNOWN, Ruling, rule_games
-from tablebase.variants import VARIANTS
+from tablebase.rules.variants import VARIANTS
 
 OK, GAME_ERROR, UNUSABLE = 0, 1, 2
 

@@ -33,8 +33,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from tablebase.position import Position
 from tablebase.rules import Move
+from tablebase.rules.position import Position
 
 Disputed = Literal["restart", "cumulative"]
 Preset = Literal["standard", "casual"]

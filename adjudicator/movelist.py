@@ -15,10 +15,10 @@ import threading
 
 import numpy as np
 
-from tablebase import movegen as mg
-from tablebase.notation import parse_move, parse_squares
-from tablebase.position import Position, squares_of
 from tablebase.rules import Move
+from tablebase.rules import movegen as mg
+from tablebase.rules.notation import parse_move, parse_squares
+from tablebase.rules.position import Position, squares_of
 
 _local = threading.local()
 

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from adjudicator.drawrules import DrawState, RuleOptions
 from adjudicator.movelist import MoveList
 from adjudicator.pdn import PdnGame, PdnMove
-from tablebase.notation import MoveError
-from tablebase.position import Position
 from tablebase.rules import play
-from tablebase.variants import Variant
+from tablebase.rules.notation import MoveError
+from tablebase.rules.position import Position
+from tablebase.rules.variants import Variant
 
 NO_PIECES, NO_MOVES = "no-pieces", "no-moves"
 LOSSES = frozenset({NO_PIECES, NO_MOVES})

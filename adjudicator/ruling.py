@@ -25,8 +25,8 @@ from adjudicator.drawrules import THREEFOLD, RuleOptions
 from adjudicator.pdn import PdnGame, PdnMove, read_games
 from adjudicator.replay import LOSSES, NO_PIECES, Replay, move_number, replay, start_position
 from adjudicator.tablesearch import plies, rule_position
-from tablebase.position import FenError
-from tablebase.variants import INTERNATIONAL, Variant, get_variant, variant_for_game_type
+from tablebase.rules.position import FenError
+from tablebase.rules.variants import INTERNATIONAL, Variant, get_variant, variant_for_game_type
 
 ERROR_REASONS = frozenset({"illegal-move", "ambiguous-move", "pdn-error", "bad-tag"})
 UNKNOWN = "unknown"

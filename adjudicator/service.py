@@ -54,12 +54,12 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from adjudicator.drawrules import RuleOptions
 from adjudicator.pdn import PdnGame, read_games
 from adjudicator.ruling import BadTag, Ruling, game_variant, rule_game
-from tablebase.notation import move_text
-from tablebase.position import FenError, Position
 from tablebase.probe import RESULTS, MissingSliceError, Tablebase, normalise
 from tablebase.rules import Move, legal_moves, play
+from tablebase.rules.notation import move_text
+from tablebase.rules.position import FenError, Position
+from tablebase.rules.variants import VARIANTS, Variant, get_variant
 from tablebase.storage import TableFileError, slice_path
-from tablebase.variants import VARIANTS, Variant, get_variant
 
 log = logging.getLogger("adjudicator.service")
 

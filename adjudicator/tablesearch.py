@@ -35,8 +35,8 @@ from typing import Any, Protocol
 
 from adjudicator.drawrules import Count, Counter, position_key
 from adjudicator.replay import terminal
-from tablebase.position import Position
 from tablebase.rules import Move, legal_moves, play
+from tablebase.rules.position import Position
 
 INFINITY = 1 << 30
 

@@ -34,10 +34,10 @@ from adjudicator import RuleOptions, rule_game
 from adjudicator.drawrules import DrawState
 from adjudicator.pdn import PdnGame, PdnMove, read_games, write_game
 from adjudicator.replay import terminal
-from tablebase.notation import move_text
-from tablebase.position import Position
 from tablebase.rules import legal_moves, play
-from tablebase.variants import ENGLISH, INTERNATIONAL, Variant
+from tablebase.rules.notation import move_text
+from tablebase.rules.position import Position
+from tablebase.rules.variants import ENGLISH, INTERNATIONAL, Variant
 
 
 def random_game(variant: Variant, rnd: random.Random, max_plies: int) -> tuple[list[str], str]:

@@ -100,7 +100,7 @@ def bench_probes(db: Path) -> tuple[float, float]:
         fen = "W:WK38:B4,18"
         tb.probe(fen)
         n = 20_000
-        from tablebase.position import Position
+        from tablebase.rules.position import Position
 
         pos = Position.from_fen(fen, v)
         t0 = time.perf_counter()
@@ -119,8 +119,8 @@ def main() -> None:
     ap.add_argument("--keep", type=Path, default=None, help="generate here and keep the files")
     ap.add_argument("--probe-only", type=Path, default=None, help="only time probes of this db")
     args = ap.parse_args()
+    from tablebase.rules.variants import INTERNATIONAL
     from tablebase.slices import all_slices
-    from tablebase.variants import INTERNATIONAL
 
     if args.probe_only:
         batch, single = bench_probes(args.probe_only)

@@ -29,8 +29,8 @@ def best_of(repeat: int, count: Callable[[], int]) -> tuple[int, float]:
 
 
 def ours(depth: int) -> Callable[[], int]:
-    from tablebase import movegen as mg
-    from tablebase.position import Position
+    from tablebase.rules import movegen as mg
+    from tablebase.rules.position import Position
 
     pos = Position.from_fen(START)
     v = pos.variant

@@ -19,11 +19,11 @@ import time
 from pathlib import Path
 
 import tablebase
-from tablebase.position import Position
 from tablebase.rules import play
+from tablebase.rules.position import Position
+from tablebase.rules.variants import get_variant
 from tablebase.slices import parse_slice
 from tablebase.storage import read_attrs, slice_path
-from tablebase.variants import get_variant
 from tablebase.verify import verify_slice
 
 REFERENCE = Path(__file__).resolve().parents[1].parent / "shared" / "reference"

@@ -17,8 +17,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from tablebase.rules.variants import Variant, get_variant
 from tablebase.slices import Slice, all_slices, build_pairs, pair_dependencies
-from tablebase.variants import Variant, get_variant
 
 ENTRY_BYTES = 4  # value uint8 + aux int16 + counter uint8 per entry of the pair being solved
 

@@ -57,8 +57,8 @@ class Stats:
 
 def positions(variant: str, count: int, seed: int = 1) -> list[str]:
     """``count`` distinct valid FENs of 2-3 pieces, both sides having a piece."""
-    from tablebase.position import FenError, Position
-    from tablebase.variants import get_variant
+    from tablebase.rules.position import FenError, Position
+    from tablebase.rules.variants import get_variant
 
     v = get_variant(variant)
     rng = random.Random(seed)

@@ -3,8 +3,8 @@
 ``tablebase.open(path)`` opens a generated database for probing (see :mod:`tablebase.probe`).
 """
 
-from tablebase.position import FenError, Position
-from tablebase.variants import ENGLISH, INTERNATIONAL, Variant, get_variant
+from tablebase.rules.position import FenError, Position
+from tablebase.rules.variants import ENGLISH, INTERNATIONAL, Variant, get_variant
 
 __version__ = "0.1.0"
 

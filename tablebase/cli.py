@@ -11,10 +11,10 @@ from pathlib import Path
 
 import click
 
-from tablebase.notation import move_text
-from tablebase.position import FenError, Position
 from tablebase.rules import legal_moves, perft
-from tablebase.variants import VARIANTS, get_variant
+from tablebase.rules.notation import move_text
+from tablebase.rules.position import FenError, Position
+from tablebase.rules.variants import VARIANTS, get_variant
 
 VARIANT_OPTION = click.option(
     "--variant",

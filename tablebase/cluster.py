@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from tablebase.generator import PairReport, run_pair_task
+from tablebase.rules.variants import Variant
 from tablebase.schedule import PairTask, Progress
 from tablebase.storage import remove_stale_temporaries
-from tablebase.variants import Variant
 
 log = logging.getLogger("tablebase.cluster")
 

@@ -19,7 +19,8 @@ import numpy as np
 
 from tablebase import solve
 from tablebase.index import BINOM, REVERSE16, position_from_index
-from tablebase.position import Position
+from tablebase.rules.position import Position
+from tablebase.rules.variants import Variant, get_variant
 from tablebase.slices import Slice, pair_dependencies
 from tablebase.storage import (
     SliceStats,
@@ -28,7 +29,6 @@ from tablebase.storage import (
     slice_path,
     write_slice,
 )
-from tablebase.variants import Variant, get_variant
 
 log = logging.getLogger("tablebase.generator")
 

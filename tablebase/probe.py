@@ -17,12 +17,12 @@ import numpy as np
 from numba import njit, prange
 
 from tablebase.index import BINOM, REVERSE16, popcount, position_index, reverse_board
-from tablebase.notation import move_text
-from tablebase.position import Position
 from tablebase.rules import Move, legal_moves, play
+from tablebase.rules.notation import move_text
+from tablebase.rules.position import Position
+from tablebase.rules.variants import Variant, get_variant
 from tablebase.slices import Slice
 from tablebase.storage import TableFileError, read_attrs, read_slice, slice_path
-from tablebase.variants import Variant, get_variant
 
 
 class MissingSliceError(LookupError):

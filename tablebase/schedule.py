@@ -16,8 +16,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from dataclasses import dataclass
 
 from tablebase.generator import PairReport, run_pair_task
+from tablebase.rules.variants import Variant
 from tablebase.slices import Slice, build_pairs, pair_dependencies
-from tablebase.variants import Variant
 
 log = logging.getLogger("tablebase.schedule")
 

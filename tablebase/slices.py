@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import cache
 from typing import NamedTuple
 
-from tablebase.variants import Variant
+from tablebase.rules.variants import Variant
 
 
 class Slice(NamedTuple):

@@ -35,7 +35,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from tablebase import movegen as mg
 from tablebase.index import (
     _unrank_colex,
     cursor_boards,
@@ -46,6 +45,7 @@ from tablebase.index import (
     position_index,
     reverse_board,
 )
+from tablebase.rules import movegen as mg
 
 AUX_INVALID = np.int16(-32768)  # index entry that is not a position
 AUX_FINAL = np.int16(-32767)  # decided by pass 1 (a capture position), even if drawn

@@ -18,8 +18,8 @@ import numpy as np
 
 from tablebase import __version__
 from tablebase.index import INDEX_SCHEME
+from tablebase.rules.variants import Variant
 from tablebase.slices import Slice
-from tablebase.variants import Variant
 
 DATASET = "values"
 CHUNK = 1 << 18

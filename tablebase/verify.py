@@ -15,9 +15,9 @@ import numpy as np
 from tablebase import solve
 from tablebase.generator import _counts, tables_for_pair
 from tablebase.index import BINOM, REVERSE16, position_from_index
-from tablebase.position import Position
+from tablebase.rules.position import Position
+from tablebase.rules.variants import Variant
 from tablebase.slices import Slice
-from tablebase.variants import Variant
 
 
 @dataclass(frozen=True)

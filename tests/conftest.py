@@ -58,7 +58,7 @@ def movegen_cases() -> list[dict]:
 def _random_position(draw, variant, max_pieces: int):
     from hypothesis import strategies as st
 
-    from tablebase.position import Position
+    from tablebase.rules.position import Position
 
     squares = draw(
         st.lists(st.integers(1, variant.squares), unique=True, min_size=1, max_size=max_pieces)
@@ -79,8 +79,8 @@ def _random_position(draw, variant, max_pieces: int):
 def _playout_position(draw, variant, max_plies: int):
     from hypothesis import strategies as st
 
-    from tablebase.position import Position
     from tablebase.rules import legal_moves, play
+    from tablebase.rules.position import Position
 
     choices = draw(st.lists(st.integers(0, 1 << 16), max_size=max_plies))
     pos = Position.start(variant)

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from adjudicator.drawrules import moved_man, position_key
-from tablebase.notation import move_text, parse_move
-from tablebase.position import Position
 from tablebase.rules import Move, has_capture, legal_moves, play
-from tablebase.variants import get_variant
+from tablebase.rules.notation import move_text, parse_move
+from tablebase.rules.position import Position
+from tablebase.rules.variants import get_variant
 
 
 def position(fen: str, variant: str = "international") -> Position:

@@ -8,8 +8,8 @@ from adj_helpers import apply, position, walk
 
 from adjudicator import RuleOptions, rule_game
 from adjudicator.drawrules import Count, Counter, DrawState, ending
-from tablebase.notation import move_text
 from tablebase.rules import has_capture, legal_moves, play
+from tablebase.rules.notation import move_text
 
 KINGS_2V2 = "W:WK46,K50:BK1,K5"
 LONE_V_3K = "W:WK47,K48,K49:BK3"

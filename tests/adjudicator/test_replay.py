@@ -9,7 +9,7 @@ from conftest import require_shared
 from adjudicator.drawrules import RuleOptions
 from adjudicator.pdn import read_games
 from adjudicator.replay import replay, start_position, terminal
-from tablebase.variants import ENGLISH, INTERNATIONAL
+from tablebase.rules.variants import ENGLISH, INTERNATIONAL
 
 AMBIGUOUS = "W:W33:B7-9,18,19,28,29"  # 33x11 goes round either side of the diamond
 

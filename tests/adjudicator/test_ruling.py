@@ -13,7 +13,7 @@ from conftest import require_shared
 from adjudicator import RuleOptions, Ruling, rule_file, rule_game
 from adjudicator.pdn import read_games
 from adjudicator.ruling import white_score_of
-from tablebase.variants import ENGLISH, INTERNATIONAL
+from tablebase.rules.variants import ENGLISH, INTERNATIONAL
 
 KEYS = ["game", "white", "black", "result", "reason", "ply", "recorded_result", "agrees", "detail"]
 CYCLE = ["50-44", "1-6", "44-50", "6-1"]

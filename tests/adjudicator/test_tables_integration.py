@@ -19,9 +19,9 @@ import tablebase
 from adjudicator import RuleOptions, rule_game
 from adjudicator.drawrules import Count, Counter, ending
 from adjudicator.tablesearch import Search
-from tablebase.position import Position
 from tablebase.rules import legal_moves, play
-from tablebase.variants import get_variant
+from tablebase.rules.position import Position
+from tablebase.rules.variants import get_variant
 
 
 def _generate(root, variant: str) -> str:

@@ -18,9 +18,9 @@ distributed = pytest.importorskip("distributed")
 
 from tablebase.cluster import DaskScheduler, _topological, parse_address  # noqa: E402
 from tablebase.generator import PairReport, run_pair_task  # noqa: E402
+from tablebase.rules.variants import INTERNATIONAL  # noqa: E402
 from tablebase.schedule import LocalScheduler, PairTask, Progress, build_graph  # noqa: E402
 from tablebase.slices import all_slices  # noqa: E402
-from tablebase.variants import INTERNATIONAL  # noqa: E402
 from tablebase.verify import verify_slice  # noqa: E402
 
 TARGET = ("0111", "1101")  # a 3-piece pair in the middle of the graph: others wait for it

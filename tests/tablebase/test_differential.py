@@ -24,9 +24,9 @@ from collections.abc import Callable
 
 import pytest
 
-from tablebase.position import Position
 from tablebase.rules import legal_moves, play
-from tablebase.variants import ENGLISH, INTERNATIONAL, Variant
+from tablebase.rules.position import Position
+from tablebase.rules.variants import ENGLISH, INTERNATIONAL, Variant
 
 Key = tuple[int, int, tuple[int, ...]]
 PLAYOUT_POSITIONS = 4000

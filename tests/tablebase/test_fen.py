@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tablebase.position import FenError, Position, board_of, reverse_bits, squares_of
-from tablebase.variants import ENGLISH, INTERNATIONAL
+from tablebase.rules.position import FenError, Position, board_of, reverse_bits, squares_of
+from tablebase.rules.variants import ENGLISH, INTERNATIONAL
 
 
 def test_start_positions():

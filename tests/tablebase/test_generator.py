@@ -9,9 +9,9 @@ import pytest
 
 from tablebase.generator import load_dependencies, slice_stats, solve_pair
 from tablebase.probe import Tablebase
+from tablebase.rules.variants import ENGLISH, INTERNATIONAL
 from tablebase.slices import Slice, build_pairs, parse_slice
 from tablebase.storage import read_attrs, read_slice, slice_path
-from tablebase.variants import ENGLISH, INTERNATIONAL
 from tablebase.verify import verify_slice
 from tests.conftest import require_shared
 
@@ -94,7 +94,7 @@ def test_threads_do_not_change_the_result(db3_international) -> None:
 
 
 def test_colour_flip_gives_the_same_value(db3_international) -> None:
-    from tablebase.position import Position
+    from tablebase.rules.position import Position
 
     with Tablebase(db3_international) as tb:
         for fen in ["W:W33:B2", "W:WK42:B22", "B:W28,K46:B3", "B:WK10:B5,K23"]:

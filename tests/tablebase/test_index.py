@@ -7,9 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tablebase.index import BINOM, position_from_index, position_index
+from tablebase.rules.variants import ENGLISH, INTERNATIONAL
 from tablebase.slices import Slice, all_slices, slice_size
 from tablebase.solve import valid_mask
-from tablebase.variants import ENGLISH, INTERNATIONAL
 
 SLICES = [s for s in all_slices(5)]
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tablebase import movegen as mg
-from tablebase.position import Position
 from tablebase.rules import has_capture, legal_moves, perft, play
-from tablebase.variants import ENGLISH, INTERNATIONAL, get_variant
+from tablebase.rules import movegen as mg
+from tablebase.rules.position import Position
+from tablebase.rules.variants import ENGLISH, INTERNATIONAL, get_variant
 
 Key = tuple[int, int, tuple[int, ...]]
 

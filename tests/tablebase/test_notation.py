@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tablebase.notation import MoveError, move_text, parse_move, parse_squares
-from tablebase.position import Position
 from tablebase.rules import legal_moves
-from tablebase.variants import ENGLISH, INTERNATIONAL
+from tablebase.rules.notation import MoveError, move_text, parse_move, parse_squares
+from tablebase.rules.position import Position
+from tablebase.rules.variants import ENGLISH, INTERNATIONAL
 
 # Two legal captures from 17 to 48 taking different pieces (a flying king).
 TWIN_INTERNATIONAL = "W:WK17:B12,20,24,43"

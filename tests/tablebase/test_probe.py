@@ -9,9 +9,9 @@ import sys
 import numpy as np
 
 import tablebase
-from tablebase.position import Position
 from tablebase.probe import decode
 from tablebase.rules import legal_moves, play
+from tablebase.rules.position import Position
 
 CLI = [sys.executable, "-m", "tablebase.cli"]
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from tablebase.probe import MissingSliceError, Tablebase
+from tablebase.rules.variants import INTERNATIONAL
 from tablebase.slices import parse_slice
 from tablebase.storage import TableFileError, read_slice, slice_path
-from tablebase.variants import INTERNATIONAL
 
 CLI = [sys.executable, "-m", "tablebase.cli"]
 

@@ -6,10 +6,10 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tablebase import movegen as mg
-from tablebase.position import Position
 from tablebase.rules import legal_moves, play, quiet_unmoves
-from tablebase.variants import ENGLISH, INTERNATIONAL
+from tablebase.rules import movegen as mg
+from tablebase.rules.position import Position
+from tablebase.rules.variants import ENGLISH, INTERNATIONAL
 
 
 def unmove_set(fen: str, variant=INTERNATIONAL, legal_only: bool = True):

@@ -12,6 +12,8 @@ from functools import cached_property
 
 import numpy as np
 
+from tablebase.rules.drawrules import ENGLISH_RULES, INTERNATIONAL_RULES, DrawRules
+
 # Directions: 0 = up-left, 1 = up-right (towards row 0, white's forward), 2 = down-left,
 # 3 = down-right (towards the last row, black's forward).
 UP_LEFT, UP_RIGHT, DOWN_LEFT, DOWN_RIGHT = 0, 1, 2, 3
@@ -35,6 +37,12 @@ class Variant:
     results: tuple[str, str, str] = field(
         default=("2-0", "1-1", "0-2")
     )  # first-mover win, draw, loss
+    # threefold repetition and the move counts (tablebase.rules.drawrules); required
+    draw_rules: DrawRules | None = None
+
+    def __post_init__(self) -> None:
+        if self.draw_rules is None:
+            raise ValueError(f"variant {self.name!r} has no draw_rules")
 
     @property
     def squares(self) -> int:
@@ -128,6 +136,7 @@ INTERNATIONAL = Variant(
     white_moves_first=True,
     game_type=20,
     results=("2-0", "1-1", "0-2"),
+    draw_rules=INTERNATIONAL_RULES,
 )
 
 ENGLISH = Variant(
@@ -140,6 +149,7 @@ ENGLISH = Variant(
     white_moves_first=False,
     game_type=21,
     results=("1-0", "1/2-1/2", "0-1"),
+    draw_rules=ENGLISH_RULES,
 )
 
 VARIANTS: dict[str, Variant] = {v.name: v for v in (INTERNATIONAL, ENGLISH)}

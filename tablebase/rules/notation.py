@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 
-from tablebase.position import Position
-from tablebase.rules import Move, legal_moves
+from tablebase.rules.moves import Move, legal_moves
+from tablebase.rules.position import Position
 
 _MOVE_RE = re.compile(r"^\s*(\d+)\s*(?:([-x:])\s*(\d+)\s*((?:[-x:]\s*\d+\s*)*))$", re.IGNORECASE)
 

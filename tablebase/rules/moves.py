@@ -1,6 +1,6 @@
 """The rules engine for Python callers: legal moves, playing a move, quiet unmoves.
 
-Thin wrappers around the compiled functions of :mod:`tablebase.movegen`, turning buffer rows
+Thin wrappers around the compiled functions of :mod:`tablebase.rules.movegen`, turning buffer rows
 into :class:`Move` values and bitboards into :class:`Position` values.
 """
 
@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tablebase import movegen as mg
-from tablebase.position import Position, squares_of
+from tablebase.rules import movegen as mg
+from tablebase.rules.position import Position, squares_of
 
 
 @dataclass(frozen=True)

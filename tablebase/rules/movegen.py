@@ -43,7 +43,7 @@ def _geometry_tables() -> tuple[np.ndarray, np.ndarray]:
     ``GEO_MASK[w, d, k]`` holds the squares whose neighbour in direction ``d`` lies
     ``GEO_SHIFT[w, d, k]`` bits away (down for directions 2, 3; up for 0, 1).
     """
-    from tablebase.variants import INTERNATIONAL
+    from tablebase.rules.variants import INTERNATIONAL
 
     masks = np.zeros((6, 4, 2), dtype=np.uint64)
     shifts = np.zeros((6, 4, 2), dtype=np.int64)

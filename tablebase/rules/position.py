@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tablebase.variants import INTERNATIONAL, Variant, get_variant
+from tablebase.rules.variants import INTERNATIONAL, Variant, get_variant
 
 
 class FenError(ValueError):

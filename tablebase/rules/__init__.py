@@ -1,0 +1,33 @@
+"""The rules engine: variants, positions and FEN, compiled move generation, notation.
+
+One module per concept, the generator and the prober sit on top of this package and it
+imports nothing from them:
+
+- :mod:`tablebase.rules.variants` - rule sets as data (:class:`Variant`, :data:`VARIANTS`);
+- :mod:`tablebase.rules.position` - :class:`Position`, FEN reading and writing;
+- :mod:`tablebase.rules.movegen` - compiled move generation, make-move, quiet unmoves, perft,
+  and the compiled accessors of the move buffer;
+- :mod:`tablebase.rules.moves` - the same for Python callers (:class:`Move`, :func:`legal_moves`,
+  :func:`play`, :func:`quiet_unmoves`, :func:`perft`);
+- :mod:`tablebase.rules.notation` - PDN move text, numeric and alphanumeric squares.
+
+The names below are the package's public face; each lives in the module named above.
+"""
+
+from tablebase.rules.moves import Move, has_capture, legal_moves, perft, play, quiet_unmoves
+from tablebase.rules.position import FenError, Position
+from tablebase.rules.variants import VARIANTS, Variant, get_variant
+
+__all__ = [
+    "VARIANTS",
+    "FenError",
+    "Move",
+    "Position",
+    "Variant",
+    "get_variant",
+    "has_capture",
+    "legal_moves",
+    "perft",
+    "play",
+    "quiet_unmoves",
+]

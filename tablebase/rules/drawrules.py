@@ -1,0 +1,342 @@
+"""Draw rules as data: threefold repetition and the move-count rules of each variant.
+
+A :class:`DrawRules` value is part of a :class:`tablebase.rules.variants.Variant`
+(``variant.draw_rules``); nothing here switches on a variant's name, so a new variant gets
+exactly the rules its data states. The adjudicator replays games with these rules and the
+prober uses them for ``result_under_count`` (a table win that cannot be forced before the
+count runs out is a draw).
+
+The schema, in plies throughout:
+
+- ``threefold``: whether the third occurrence of a position (same pieces, same side to move)
+  draws.
+- ``count``: the general count (:class:`MoveCount`): ``plies`` without a reset draws.
+  ``man_move_resets`` / ``capture_resets`` say which moves start it afresh; any other move
+  adds one ply. International: 25-move rule, 50 plies of king moves without capture (both
+  reset). English: 40-move rule, 80 plies without a man move or a capture.
+- ``count_is_setting``: the general count's length is a tournament setting (English: 40
+  moves each by default; the adjudicator's ``--english-count``), not fixed by the rules.
+- ``presets``: alternative general counts chosen by name (English ``"casual"``: 50 moves
+  each without a capture, man moves not resetting). ``"standard"`` is always ``count``.
+- ``endings``: material-specific counts (:class:`EndingCount`), in priority order. An ending
+  is in force when one side's material matches ``weak`` and the other's ``strong`` (either
+  colour may be the weak side). International: a lone king against three pieces with at
+  least one king, 16 moves (32 plies); against one or two pieces with a king, 5 moves (10).
+
+How an ending count runs (RULES.md): it starts at the move that creates the ending's
+material (that move not counted) and then every ply counts, man moves and promotions
+included. A capture inside an ending that leaves ending material again (the lone king taking
+a piece: 16-move into 5-move, or 5-move into 5-move) is the disputed point: under
+``"restart"`` the new ending's count starts fresh; under ``"cumulative"`` the running count
+goes on and the fresh one applies on top, so whichever has fewer plies left binds (the one
+kept). A move leaving all endings' material starts the general count fresh.
+
+Compiled code reads the rules as one int64 array, :meth:`DrawRules.table`, laid out as the
+``T_*`` constants say; :func:`count_start` and :func:`count_after` are the compiled
+transitions, and :class:`Counter` is their face for Python callers. A running count is the
+triple (rule, limit, elapsed): rule ``-1`` is the general count, ``i >= 0`` ending ``i``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+from numba import njit
+
+Disputed = str  # "restart" | "cumulative"
+DISPUTED = ("restart", "cumulative")
+GENERAL = -1
+ANY = 99  # an upper bound no material reaches
+
+
+@dataclass(frozen=True)
+class SideMaterial:
+    """Ranges (inclusive) a side's men, kings and pieces must fall in."""
+
+    men: tuple[int, int] = (0, ANY)
+    kings: tuple[int, int] = (0, ANY)
+    pieces: tuple[int, int] = (0, ANY)
+
+    def matches(self, men: int, kings: int) -> bool:
+        return (
+            self.men[0] <= men <= self.men[1]
+            and self.kings[0] <= kings <= self.kings[1]
+            and self.pieces[0] <= men + kings <= self.pieces[1]
+        )
+
+    def row(self) -> list[int]:
+        return [*self.men, *self.kings, *self.pieces]
+
+
+LONE_KING = SideMaterial(men=(0, 0), kings=(1, 1))
+
+
+@dataclass(frozen=True)
+class MoveCount:
+    """The general count: ``plies`` without a reset draws."""
+
+    name: str
+    plies: int
+    man_move_resets: bool = True
+    capture_resets: bool = True
+
+
+@dataclass(frozen=True)
+class EndingCount:
+    """A count that replaces the general one while the material matches ``weak`` against
+    ``strong``."""
+
+    name: str
+    plies: int
+    weak: SideMaterial
+    strong: SideMaterial
+
+
+@dataclass(frozen=True)
+class DrawRules:
+    """A variant's draw rules (see the module docstring for the meaning of each field)."""
+
+    threefold: bool
+    count: MoveCount
+    endings: tuple[EndingCount, ...] = ()
+    presets: tuple[tuple[str, MoveCount], ...] = field(default=())
+    count_is_setting: bool = False
+
+    def preset_names(self) -> tuple[str, ...]:
+        return ("standard", *(name for name, _ in self.presets))
+
+    def general(self, preset: str = "standard", moves: int | None = None) -> MoveCount:
+        """The general count of ``preset``, with its length set to ``moves`` moves each
+        (named ``"<moves>-move"``) when given."""
+        count = self.count if preset == "standard" else dict(self.presets).get(preset)
+        if count is None:
+            known = ", ".join(self.preset_names())
+            raise ValueError(f"unknown draw-rule preset {preset!r} (known: {known})")
+        if moves is not None:
+            count = replace(count, name=f"{moves}-move", plies=2 * moves)
+        return count
+
+    def ending_of(self, wm: int, wk: int, bm: int, bk: int) -> EndingCount | None:
+        """The ending count the material puts in force, or None."""
+        for e in self.endings:
+            if (e.weak.matches(wm, wk) and e.strong.matches(bm, bk)) or (
+                e.weak.matches(bm, bk) and e.strong.matches(wm, wk)
+            ):
+                return e
+        return None
+
+    def table(
+        self, preset: str = "standard", moves: int | None = None, disputed: str = "restart"
+    ) -> np.ndarray:
+        """The int64 array compiled code reads (layout: the ``T_*`` constants)."""
+        if disputed not in DISPUTED:
+            raise ValueError(f"disputed must be 'restart' or 'cumulative', not {disputed!r}")
+        g = self.general(preset, moves)
+        head = [
+            int(self.threefold),
+            g.plies,
+            int(g.man_move_resets),
+            int(g.capture_resets),
+            DISPUTED.index(disputed),
+            len(self.endings),
+        ]
+        for e in self.endings:
+            head += [e.plies, *e.weak.row(), *e.strong.row()]
+        return np.array(head, dtype=np.int64)
+
+    def rule_name(self, rule: int, preset: str = "standard", moves: int | None = None) -> str:
+        """The name of count ``rule`` (-1 the general count, else an ending's index)."""
+        return self.general(preset, moves).name if rule < 0 else self.endings[rule].name
+
+
+# Layout of DrawRules.table().
+T_THREEFOLD, T_PLIES, T_MAN_RESETS, T_CAPTURE_RESETS, T_DISPUTED, T_NENDINGS = range(6)
+T_ENDINGS, T_ENDING_FIELDS = 6, 13
+
+
+INTERNATIONAL_RULES = DrawRules(
+    threefold=True,
+    count=MoveCount("25-move", 50),
+    endings=(
+        EndingCount("16-move", 32, LONE_KING, SideMaterial(kings=(1, ANY), pieces=(3, 3))),
+        EndingCount("5-move", 10, LONE_KING, SideMaterial(kings=(1, ANY), pieces=(1, 2))),
+    ),
+)
+
+ENGLISH_RULES = DrawRules(
+    threefold=True,
+    count=MoveCount("40-move", 80),
+    presets=(("casual", MoveCount("50-move", 100, man_move_resets=False)),),
+    count_is_setting=True,
+)
+
+
+# ------------------------------------------------------------------------ compiled core
+
+
+@njit(cache=True, inline="always")
+def popcount(b):
+    """Number of set bits of a uint64."""
+    b = b - ((b >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    b = (b & np.uint64(0x3333333333333333)) + ((b >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    b = (b + (b >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return int((b * np.uint64(0x0101010101010101)) >> np.uint64(56))
+
+
+@njit(cache=True)
+def _side_matches(table, at, men, kings):
+    pieces = men + kings
+    return (
+        table[at] <= men <= table[at + 1]
+        and table[at + 2] <= kings <= table[at + 3]
+        and table[at + 4] <= pieces <= table[at + 5]
+    )
+
+
+@njit(cache=True)
+def ending_index(table, wm, wk, bm, bk):
+    """Index of the ending count the material (piece counts) puts in force, or -1."""
+    for i in range(table[T_NENDINGS]):
+        at = T_ENDINGS + i * T_ENDING_FIELDS
+        if _side_matches(table, at + 1, wm, wk) and _side_matches(table, at + 7, bm, bk):
+            return i
+        if _side_matches(table, at + 1, bm, bk) and _side_matches(table, at + 7, wm, wk):
+            return i
+    return -1
+
+
+@njit(cache=True)
+def material_ending(table, wm, wk, bm, bk):
+    """:func:`ending_index` of bitboards."""
+    return ending_index(table, popcount(wm), popcount(wk), popcount(bm), popcount(bk))
+
+
+@njit(cache=True)
+def fresh_count(table, rule):
+    """(rule, limit, 0): count ``rule`` starting now."""
+    if rule < 0:
+        return GENERAL, table[T_PLIES], 0
+    return rule, table[T_ENDINGS + rule * T_ENDING_FIELDS], 0
+
+
+@njit(cache=True)
+def count_start(table, wm, wk, bm, bk, elapsed):
+    """The count running in a position (bitboards) with ``elapsed`` plies already on it."""
+    rule, limit, _ = fresh_count(table, material_ending(table, wm, wk, bm, bk))
+    return rule, limit, elapsed
+
+
+@njit(cache=True)
+def count_after(table, rule, limit, elapsed, old_ending, new_ending, man_moved, captured):
+    """The count after one ply. ``old_ending``/``new_ending``: :func:`ending_index` of the
+    material before and after; ``man_moved``, ``captured``: what the move did."""
+    if new_ending < 0:
+        if rule >= 0:  # the move left the ending's material
+            return fresh_count(table, GENERAL)
+        if (captured and table[T_CAPTURE_RESETS]) or (man_moved and table[T_MAN_RESETS]):
+            return fresh_count(table, GENERAL)
+        return rule, limit, elapsed + 1
+    if old_ending < 0 or rule < 0:  # the move created the ending's material
+        return fresh_count(table, new_ending)
+    if new_ending == old_ending and not captured:
+        return rule, limit, elapsed + 1  # man moves and promotions inside the ending
+    # A capture inside an ending that leaves ending material again: the disputed point.
+    f_rule, f_limit, f_elapsed = fresh_count(table, new_ending)
+    if table[T_DISPUTED] == 0 or limit - (elapsed + 1) > f_limit:
+        return f_rule, f_limit, f_elapsed
+    return rule, limit, elapsed + 1
+
+
+# ------------------------------------------------------------------------ Python face
+
+
+@dataclass(frozen=True, slots=True)
+class Count:
+    """A running move count: the rule's name, its length and the plies counted so far;
+    ``index`` is -1 for the general count, else the ending's index in the rules."""
+
+    rule: str
+    limit: int
+    elapsed: int = 0
+    index: int = GENERAL
+
+    @property
+    def remaining(self) -> int:
+        """Plies left before the rule fires (0: it has fired)."""
+        return self.limit - self.elapsed
+
+    @property
+    def expired(self) -> bool:
+        return self.elapsed >= self.limit
+
+    def tick(self) -> Count:
+        """The count one ply later."""
+        return replace(self, elapsed=self.elapsed + 1)
+
+    def describe(self) -> str:
+        """``"12 of 32 plies elapsed on the 16-move count"``."""
+        return f"{self.elapsed} of {self.limit} plies elapsed on the {self.rule} count"
+
+
+def _u64(x: int) -> np.uint64:
+    return np.uint64(x)
+
+
+class Counter:
+    """The count transitions of one variant's draw rules under a preset and a reading of the
+    disputed point, for Python callers (positions are anything with the four bitboards
+    ``white_men, white_kings, black_men, black_kings`` and ``white_to_move``)."""
+
+    def __init__(
+        self,
+        rules: DrawRules,
+        preset: str = "standard",
+        moves: int | None = None,
+        disputed: str = "restart",
+    ) -> None:
+        self.rules = rules
+        self.preset = preset
+        self.moves = moves
+        self.disputed = disputed
+        self.table = rules.table(preset, moves, disputed)
+
+    def make(self, index: int, limit: int, elapsed: int) -> Count:
+        return Count(self.rules.rule_name(index, self.preset, self.moves), limit, elapsed, index)
+
+    def fresh(self, index: int) -> Count:
+        """Count ``index`` (-1 general, else an ending) starting now."""
+        return self.make(*fresh_count(self.table, index))
+
+    def ending(self, pos) -> int:
+        """:func:`ending_index` of ``pos``."""
+        return int(
+            material_ending(
+                self.table,
+                _u64(pos.white_men),
+                _u64(pos.white_kings),
+                _u64(pos.black_men),
+                _u64(pos.black_kings),
+            )
+        )
+
+    def start(self, pos, elapsed: int = 0) -> Count:
+        """The count running in ``pos``, ``elapsed`` plies in."""
+        return replace(self.fresh(self.ending(pos)), elapsed=elapsed)
+
+    def after(self, count: Count, before, move, after) -> Count:
+        """The count after ``move`` (with ``frm`` and ``is_capture``) took ``before`` to
+        ``after``."""
+        men = before.white_men if before.white_to_move else before.black_men
+        man_moved = bool(men >> (move.frm - 1) & 1)
+        rule, limit, elapsed = count_after(
+            self.table,
+            count.index,
+            count.limit,
+            count.elapsed,
+            self.ending(before),
+            self.ending(after),
+            man_moved,
+            move.is_capture,
+        )
+        return self.make(int(rule), int(limit), int(elapsed))
