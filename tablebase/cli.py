@@ -7,6 +7,7 @@ import logging
 import sys
 import time
 from collections.abc import Iterable
+from contextlib import ExitStack
 from pathlib import Path
 
 import click
@@ -113,31 +114,87 @@ def db_dir(db: str | None, variant: str) -> Path:
     return Path(db) if db else Path("data") / variant
 
 
-def setup_logging(verbose: bool = False) -> None:
+def setup_logging(verbose: bool = False, progress_bar: bool = False) -> None:
+    """Log to stderr; with ``progress_bar``, above the progress bar instead of through it."""
+    handlers = None
+    if progress_bar:
+        from tablebase.progress import TqdmLogHandler
+
+        handlers = [TqdmLogHandler()]
     logging.basicConfig(
         level=logging.DEBUG if verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(message)s",
         datefmt="%H:%M:%S",
-        stream=sys.stderr,
+        stream=None if handlers else sys.stderr,
+        handlers=handlers,
     )
+
+
+def parse_materials(names: tuple[str, ...]) -> list:
+    """The slices named by ``--material`` (a one-line error for a bad name)."""
+    from tablebase.slices import parse_material
+
+    out = []
+    for name in names:
+        try:
+            out.append(parse_material(name))
+        except ValueError as e:
+            fail(f"--material: {e}")
+    return out
+
+
+def build_tasks(v, path: Path, pieces: int | None, materials: list) -> list:
+    """The pair tasks of ``--pieces`` and ``--material`` (with what they need and lack)."""
+    from tablebase.schedule import graph_for_pairs
+    from tablebase.slices import build_pairs, material_pairs
+    from tablebase.storage import TableFileError, check_header, slice_path
+
+    def have(s) -> bool:
+        try:
+            check_header(slice_path(path, s), v, s)
+        except TableFileError:
+            return False
+        return True
+
+    pairs = set(build_pairs(pieces)) if pieces else set()
+    pairs |= set(material_pairs(materials, have))
+    from tablebase.slices import build_key
+
+    return graph_for_pairs(v, sorted(pairs, key=lambda p: build_key(p[0])))
 
 
 @main.command("generate")
 @VARIANT_OPTION
-@click.option("--pieces", "-n", type=click.IntRange(2, 7), required=True, help="Up to N pieces.")
+@click.option("--pieces", "-n", type=click.IntRange(2, 7), default=None, help="Up to N pieces.")
+@click.option(
+    "--material",
+    "-m",
+    "materials",
+    multiple=True,
+    metavar="WMWKBMBK",
+    help="Build this slice (e.g. 0402: 4 white kings against 2 black kings), its colour "
+    "mirror and every slice it depends on that the database lacks; repeatable.",
+)
 @DB_OPTION
 @click.option(
     "--jobs",
     "-j",
     type=click.IntRange(1, 1024),
     default=None,
-    help="Worker processes (default: all cores).",
+    help="Worker processes: pair tasks run at once (default: all cores).",
 )
 @click.option(
     "--threads",
     type=click.IntRange(1, 1024),
     default=None,
-    help="Compiled threads per worker (default: cores / jobs).",
+    help="Compiled (numba) threads per pair task (default: cores / jobs).",
+)
+@click.option(
+    "--memory",
+    default=None,
+    metavar="SIZE",
+    help="Memory the tasks running at once may use together, e.g. 20G, 512M, 20GiB "
+    "(default: 85% of the memory available at the start).",
 )
 @click.option(
     "--scheduler",
@@ -148,54 +205,99 @@ def setup_logging(verbose: bool = False) -> None:
 )
 def generate_cmd(
     variant: str,
-    pieces: int,
+    pieces: int | None,
+    materials: tuple[str, ...],
     db: str | None,
     jobs: int | None,
     threads: int | None,
+    memory: str | None,
     scheduler: str | None,
 ) -> None:
-    """Generate every slice up to PIECES pieces (resumes: complete slices are kept)."""
+    """Generate every slice up to PIECES pieces and/or the slices of each MATERIAL
+    (resumes: complete slices are kept). One build per database folder at a time."""
+    from tablebase.dblock import FolderInUseError, lock_folder
+    from tablebase.faults import describe
+    from tablebase.progress import on_terminal
+    from tablebase.schedule import default_memory, parse_size
+
+    if pieces is None and not materials:
+        fail("give --pieces N, or one or more --material WMWKBMBK (e.g. --material 0402)")
+    v = get_variant(variant)
+    wanted = parse_materials(materials)
+    try:
+        budget = parse_size(memory) if memory else default_memory()
+    except ValueError as e:
+        fail(f"--memory: {e}")
+    setup_logging(progress_bar=on_terminal())
+    path = db_dir(db, variant)
+    held = ExitStack()
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        held.enter_context(lock_folder(path))
+    except FolderInUseError as e:
+        fail(f"{e}; wait for it to finish or stop it", 1)
+    except OSError as e:
+        fail(f"cannot write in database folder {path}: {describe(e)}", 1)
+    with held:
+        run_build(v, path, pieces, wanted, jobs, threads, budget, memory, scheduler)
+
+
+def run_build(v, path, pieces, wanted, jobs, threads, budget, memory, scheduler) -> None:
+    """The build itself, with the database folder locked (see :func:`generate_cmd`)."""
+    from tablebase.faults import BuildError
     from tablebase.progress import make_progress
-    from tablebase.schedule import LocalScheduler, build_graph
+    from tablebase.schedule import LocalScheduler, human_bytes
     from tablebase.storage import remove_stale_temporaries
 
-    setup_logging()
-    v = get_variant(variant)
-    path = db_dir(db, variant)
-    path.mkdir(parents=True, exist_ok=True)
-    for tmp in remove_stale_temporaries(path):
-        logging.getLogger("tablebase").warning("removed %s, left by an interrupted build", tmp)
-    tasks = build_graph(v, pieces)
-    if scheduler:
-        from tablebase.cluster import DaskScheduler
+    log = logging.getLogger("tablebase")
+    try:
+        for tmp in remove_stale_temporaries(path):
+            log.warning("removed %s, left by an interrupted build", tmp)
+        tasks = build_tasks(v, path, pieces, wanted)
+        what = f"up to {pieces} pieces" if pieces else ""
+        if wanted:
+            what += (" and " if what else "") + " ".join(s.name for s in wanted)
+        progress = make_progress(sum(len(t.names) for t in tasks))
+        if scheduler:
+            from tablebase.cluster import DaskScheduler
 
-        try:
-            dask_sched = DaskScheduler(scheduler, threads)
-        except (ImportError, ValueError) as e:
-            fail(str(e))
-        if jobs:
-            logging.getLogger("tablebase").warning("--jobs is ignored with --scheduler")
-        logging.getLogger("tablebase").info(
-            "generating %s up to %d pieces into %s: %d slice pairs on Dask %s",
+            try:
+                dask_sched = DaskScheduler(scheduler, threads, memory=budget if memory else None)
+            except (ImportError, ValueError) as e:
+                fail(str(e))
+            if jobs:
+                log.warning("--jobs is ignored with --scheduler")
+            log.info(
+                "generating %s %s into %s: %d slice pairs on Dask %s",
+                v.name,
+                what,
+                path,
+                len(tasks),
+                scheduler,
+            )
+            dask_sched.run(v, tasks, str(path), progress)
+            return
+        sched = LocalScheduler(jobs, threads, budget)
+        log.info(
+            "generating %s %s into %s: %d slice pairs, %d jobs x %d threads, memory budget %s",
             v.name,
-            pieces,
+            what,
             path,
             len(tasks),
-            scheduler,
+            sched.jobs,
+            sched.threads,
+            human_bytes(budget),
         )
-        dask_sched.run(v, tasks, str(path), make_progress())
-        return
-    sched = LocalScheduler(jobs, threads)
-    logging.getLogger("tablebase").info(
-        "generating %s up to %d pieces into %s: %d slice pairs, %d jobs x %d threads",
-        v.name,
-        pieces,
-        path,
-        len(tasks),
-        sched.jobs,
-        sched.threads,
-    )
-    sched.run(v, tasks, str(path), make_progress())
+        sched.run(v, tasks, str(path), progress)
+    except BuildError as e:
+        fail(str(e), 1)
+    except KeyboardInterrupt:
+        fail("interrupted; the slices done are kept (run the same command to resume)", 130)
+    finally:
+        try:
+            remove_stale_temporaries(path)  # ours: the folder is locked
+        except OSError:
+            pass
 
 
 def open_db(db: str | None, variant: str):
@@ -252,20 +354,25 @@ def probe_cmd(
 )
 @click.option("--seed", type=int, default=0, show_default=True)
 def verify_cmd(variant: str, db: str | None, sample: int | None, seed: int) -> None:
-    """Re-derive stored values from their successors; exit 1 listing inconsistencies."""
+    """Re-derive stored values from their successors; exit 1 listing inconsistencies,
+    damaged files and files that are not slices of the database."""
     from tablebase.storage import TableFileError
-    from tablebase.verify import verify_slice
+    from tablebase.verify import database_files, verify_slice
 
     setup_logging()
     v = get_variant(variant)
-    with open_db(db, variant) as tb:
-        slices = tb.slices()
+    path = db_dir(db, variant)
+    if not path.is_dir():
+        fail(f"database directory {path} does not exist (run `tablebase generate` first)")
+    slices, stray = database_files(path, v)
+    for f, reason in stray:
+        click.echo(f"{f.name}: skipped, not a slice file: {reason}")
     if not slices:
-        fail(f"no slice files in {db_dir(db, variant)}")
-    bad_total = 0
+        fail(f"no slice files in {path}")
+    bad_total = len(stray)
     for s in slices:
         try:
-            r = verify_slice(db_dir(db, variant), v, s, sample, seed, threads=os_threads())
+            r = verify_slice(path, v, s, sample, seed, threads=os_threads())
         except TableFileError as e:
             click.echo(f"{s.name}: {e}")
             bad_total += 1

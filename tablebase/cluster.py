@@ -28,9 +28,10 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
+from tablebase.faults import BuildError, describe
 from tablebase.generator import PairReport, run_pair_task
 from tablebase.rules.variants import Variant
-from tablebase.schedule import PairTask, Progress
+from tablebase.schedule import PairTask, Progress, check_budget
 from tablebase.storage import remove_stale_temporaries
 
 log = logging.getLogger("tablebase.cluster")
@@ -134,12 +135,20 @@ class DaskScheduler:
     ``threads=None``: ``cores // N`` for ``local-cluster:N``, else each worker's own
     ``NUMBA_NUM_THREADS`` (set it in the worker's environment). ``retries``: extra attempts of
     a task that raised (a task whose worker died is rescheduled by Dask, up to its
-    ``distributed.scheduler.allowed-failures`` setting).
+    ``distributed.scheduler.allowed-failures`` setting). ``memory``: bytes a worker has for
+    one task; a task estimated above it stops the run before anything is submitted.
     """
 
-    def __init__(self, address: str, threads: int | None = None, retries: int = 2) -> None:
+    def __init__(
+        self,
+        address: str,
+        threads: int | None = None,
+        retries: int = 2,
+        memory: int | None = None,
+    ) -> None:
         _import_distributed()  # fail early, with the install hint
         self.address = address
+        self.memory = memory
         self.local_workers = parse_address(address)
         if threads is None and self.local_workers:
             threads = max(1, (os.cpu_count() or 1) // self.local_workers)
@@ -177,7 +186,13 @@ class DaskScheduler:
         progress: Progress,
         task_fn: Callable[..., PairReport] = run_pair_task,
     ) -> list[PairReport]:
-        """Build ``tasks`` into ``db``; needs outside ``tasks`` must already be on disk."""
+        """Build ``tasks`` into ``db``; needs outside ``tasks`` must already be on disk.
+
+        With ``memory`` (the memory of one worker), a task whose estimate exceeds it stops
+        the run before anything is submitted; Dask's own ``--memory-limit`` of each worker
+        decides what runs together there.
+        """
+        check_budget(tasks, self.memory)
         db = os.path.abspath(db)
         Path(db).mkdir(parents=True, exist_ok=True)
         clean_temp_files(db)
@@ -275,9 +290,12 @@ class DaskScheduler:
                     t = task_of[fut.key]
                     try:
                         report = fut.result()
-                    except Exception:
-                        log.error("pair %s failed on the cluster", "+".join(t.names))
-                        raise
+                    except Exception as e:
+                        raise BuildError(
+                            f"slice pair {t.label} failed on the cluster: {describe(e)}; "
+                            f"{len(done)} of {len(tasks)} pairs were done and are kept "
+                            "(run the same command to resume)"
+                        ) from e
                     done.add(t.names)
                     reports.append(report)
                     progress.done(t, report)

@@ -97,13 +97,14 @@ class Tablebase:
 
     # --- slices -----------------------------------------------------------------------
     def slices(self) -> list[Slice]:
-        """Slices present in the directory."""
-        from tablebase.slices import parse_slice
+        """Slices present in the directory (files not named as a slice, e.g. ``9999.h5``,
+        are left out)."""
+        from tablebase.slices import parse_material
 
         out = []
         for f in sorted(self.path.glob("*.h5")):
             try:
-                out.append(parse_slice(f.stem))
+                out.append(parse_material(f.stem))
             except ValueError:
                 continue
         return out

@@ -1,10 +1,17 @@
-"""Progress of a build: a live status line on a terminal, one log line per pair otherwise."""
+"""Progress of a build: a ``tqdm`` bar on a terminal, one log line per pair otherwise.
+
+Both show the slices done of the total, the solving rate in index entries per second and
+the estimated time left. Pairs found complete on disk ("verified, kept") count as done but
+not towards the rate, and their entries leave the amount still to solve.
+"""
 
 from __future__ import annotations
 
 import logging
 import sys
 import time
+
+from tqdm import tqdm
 
 from tablebase.generator import PairReport
 from tablebase.schedule import PairTask, Progress
@@ -19,76 +26,131 @@ def _fmt_time(seconds: float) -> str:
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
 
 
+class _Tally:
+    """Slices and entries done, and the solving rate since the start."""
+
+    def start(self, total_entries: int) -> None:
+        self.t0 = time.perf_counter()
+        self.slices_total = 0
+        self.slices_done = 0
+        self.to_solve = total_entries
+        self.solved = 0
+
+    def add(self, report: PairReport) -> None:
+        self.slices_done += len(report.slices)
+        if report.skipped:
+            self.to_solve -= report.entries
+        else:
+            self.solved += report.entries
+
+    def rate(self) -> float:
+        dt = time.perf_counter() - self.t0
+        return self.solved / dt if dt > 0 else 0.0
+
+    def eta(self) -> str:
+        rate = self.rate()
+        return _fmt_time((self.to_solve - self.solved) / rate) if rate > 0 else "?"
+
+
 class LogProgress(Progress):
-    """One log line per finished pair with its counts and time."""
+    """One log line per finished pair: its slices' counts, slices done, rate and ETA."""
+
+    def __init__(self, slices_total: int | None = None) -> None:
+        self.slices_total = slices_total
 
     def start(self, total: int, entries: int) -> None:
-        self.total, self.entries, self.count, self.done_entries = total, entries, 0, 0
-        self.t0 = time.perf_counter()
-        self.solved = 0
+        self.total, self.entries, self.count = total, entries, 0
+        self.tally = _Tally()
+        self.tally.start(entries)
 
     def done(self, task: PairTask, report: PairReport) -> None:
         self.count += 1
-        self.done_entries += report.entries
-        for name, st in zip(report.slices, report.stats, strict=True):
-            log.info(
-                "[%d/%d] %s %s: %d positions, %d wins, %d draws, %d losses, longest win %d "
-                "plies (%.2f s)",
-                self.count,
-                self.total,
-                name,
-                "verified, kept" if report.skipped else "solved",
-                st.positions,
-                st.wins,
-                st.draws,
-                st.losses,
-                st.longest_win,
-                report.seconds,
-            )
+        self.tally.add(report)
+        counts = "; ".join(
+            f"{name}: {st.positions} positions, {st.wins} wins, {st.draws} draws, "
+            f"{st.losses} losses, longest win {st.longest_win} plies"
+            for name, st in zip(report.slices, report.stats, strict=True)
+        )
+        log.info(
+            "[%d/%d slices] %s %s in %.2f s (%s); %s entries/s, ETA %s",
+            self.tally.slices_done,
+            self._slices_total(),
+            "+".join(report.slices),
+            "verified, kept" if report.skipped else "solved",
+            report.seconds,
+            counts,
+            f"{self.tally.rate():,.0f}",
+            self.tally.eta(),
+        )
+
+    def _slices_total(self) -> int:
+        return self.slices_total or self.tally.slices_done
 
     def finish(self) -> None:
-        dt = time.perf_counter() - self.t0
+        dt = time.perf_counter() - self.tally.t0
         log.info("%d pairs, %d index entries in %.1f s", self.total, self.entries, dt)
 
 
 class TerminalProgress(LogProgress):
-    """A live line: pairs done of total, the pairs running, positions/s and ETA."""
+    """A ``tqdm`` bar over the entries to solve: slices done/total, entries/s, ETA."""
 
     def start(self, total: int, entries: int) -> None:
         super().start(total, entries)
-        self.running: dict[tuple[str, ...], float] = {}
-        self.solved_entries = 0
-        self.solved_seconds = 0.0
+        self.running: list[str] = []
+        self.bar = tqdm(
+            total=entries,
+            unit=" entries",
+            unit_scale=True,
+            smoothing=0,  # the average since the start: pairs finish in bursts
+            dynamic_ncols=True,
+            file=sys.stderr,
+            bar_format="{desc} {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} "
+            "[{elapsed}<{remaining}, {rate_fmt}] {postfix}",
+        )
+        self._describe()
 
     def begin(self, task: PairTask) -> None:
-        self.running[task.names] = time.perf_counter()
-        self._draw()
+        self.running.append(task.label)
+        self._describe()
 
     def done(self, task: PairTask, report: PairReport) -> None:
         self.count += 1
-        self.done_entries += report.entries
-        self.running.pop(task.names, None)
-        if not report.skipped:
-            self.solved_entries += report.entries
-        self._draw()
+        self.tally.add(report)
+        if task.label in self.running:
+            self.running.remove(task.label)
+        if report.skipped:  # nothing to solve there: out of the amount and the rate
+            self.bar.total -= report.entries
+            self.bar.refresh()
+        else:
+            self.bar.update(report.entries)
+        self._describe()
 
-    def _draw(self) -> None:
-        elapsed = time.perf_counter() - self.t0
-        rate = self.solved_entries / elapsed if elapsed > 0 else 0.0
-        left = self.entries - self.done_entries
-        eta = _fmt_time(left / rate) if rate > 0 else "?"
-        names = " ".join("+".join(n) for n in list(self.running)[:4])
-        line = (
-            f"\r[{self.count}/{self.total}] {100 * self.done_entries / max(1, self.entries):5.1f}%"
-            f"  {rate:,.0f} pos/s  ETA {eta}  running: {names}"
+    def _describe(self) -> None:
+        self.bar.set_description_str(
+            f"slices {self.tally.slices_done}/{self._slices_total()}", refresh=False
         )
-        sys.stderr.write(line[:160].ljust(160))
-        sys.stderr.flush()
+        self.bar.set_postfix_str(" ".join(self.running[:4]))
 
     def finish(self) -> None:
-        sys.stderr.write("\n")
+        self.bar.close()
         super().finish()
 
 
-def make_progress() -> Progress:
-    return TerminalProgress() if sys.stderr.isatty() else LogProgress()
+class TqdmLogHandler(logging.StreamHandler):
+    """Log lines printed above the progress bar instead of through it."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            tqdm.write(self.format(record), file=sys.stderr)
+        except Exception:  # logging must never raise
+            self.handleError(record)
+
+
+def on_terminal() -> bool:
+    return sys.stderr.isatty()
+
+
+def make_progress(slices_total: int | None = None) -> Progress:
+    if on_terminal():
+        return TerminalProgress(slices_total)
+    return LogProgress(slices_total)

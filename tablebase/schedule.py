@@ -4,36 +4,63 @@ The scheduler knows nothing about solving: it runs :func:`tablebase.generator.ru
 for each pair once the pairs it depends on are done. :class:`LocalScheduler` uses worker
 processes on this machine; a cluster backend hands the same task function to its engine.
 Worker log records reach the parent through ``multiprocessing-logging``.
+
+Invariants of :class:`LocalScheduler`:
+
+* **memory**: the estimated memory (:func:`tablebase.solve.task_memory_bytes`) of the tasks
+  running at once never exceeds the budget; a task that alone exceeds it stops the build
+  before anything starts (:class:`~tablebase.faults.MemoryBudgetError`);
+* **workers end with their parent**: each worker asks the kernel to kill it when its parent
+  dies (``PR_SET_PDEATHSIG`` on Linux) and a watchdog thread checks the parent pid, so a
+  ``kill -9`` of the build leaves no worker running and no table written afterwards;
+* **a failure ends the build in one line**: the first failed task stops new tasks, the
+  running ones are killed (their temporary files never count as tables; files already
+  renamed into place are kept), and :class:`~tablebase.faults.BuildError` names the pair and
+  the cause.
 """
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import multiprocessing as mp
 import os
-from collections.abc import Callable
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 
+from tablebase.faults import BuildError, MemoryBudgetError, describe
 from tablebase.generator import PairReport, run_pair_task
 from tablebase.rules.variants import Variant
 from tablebase.slices import Slice, build_pairs, pair_dependencies
+from tablebase.solve import task_memory_bytes
 
 log = logging.getLogger("tablebase.schedule")
 
 
 @dataclass(frozen=True)
 class PairTask:
-    """One node of the build graph: the pair's slice names and the pairs it waits for."""
+    """One node of the build graph: the pair's slice names, the pairs it waits for (within
+    the build), its index entries and its estimated peak memory in bytes."""
 
     names: tuple[str, ...]
     needs: frozenset[tuple[str, ...]]
     entries: int
+    memory: int = 0
+
+    @property
+    def label(self) -> str:
+        return "+".join(self.names)
 
 
-def build_graph(variant: Variant, pieces: int) -> list[PairTask]:
-    """Every pair of a database of up to ``pieces`` pieces with its dependencies, in order."""
-    pairs = build_pairs(pieces)
+def graph_for_pairs(variant: Variant, pairs: Iterable[tuple[Slice, ...]]) -> list[PairTask]:
+    """Tasks for ``pairs`` (in build order); a task waits only for the pairs of the list
+    (slices outside it must already be in the database)."""
+    pairs = list(pairs)
     owner: dict[Slice, tuple[str, ...]] = {}
     for pair in pairs:
         for s in pair:
@@ -41,13 +68,83 @@ def build_graph(variant: Variant, pieces: int) -> list[PairTask]:
     tasks = []
     for pair in pairs:
         names = tuple(s.name for s in pair)
-        needs = frozenset(owner[d] for d in pair_dependencies(pair[0]))
-        tasks.append(PairTask(names, needs, sum(s.size(variant) for s in pair)))
+        deps = pair_dependencies(pair[0])
+        needs = frozenset(owner[d] for d in deps if d in owner)
+        entries = sum(s.size(variant) for s in pair)
+        memory = task_memory_bytes(entries, sum(d.size(variant) for d in deps))
+        tasks.append(PairTask(names, needs, entries, memory))
     return tasks
 
 
+def build_graph(variant: Variant, pieces: int) -> list[PairTask]:
+    """Every pair of a database of up to ``pieces`` pieces with its dependencies, in order."""
+    return graph_for_pairs(variant, build_pairs(pieces))
+
+
+def human_bytes(n: float) -> str:
+    """``1.5 GiB``."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    raise AssertionError
+
+
+def parse_size(text: str) -> int:
+    """Bytes of ``20G``, ``512M``, ``20GiB``, ``1.5GB``, ``4096`` (binary multiples: a
+    memory budget is counted as the kernel counts RAM); raises ValueError otherwise."""
+    t = text.strip().upper().replace(" ", "")
+    for suffix in ("IB", "B"):
+        if t.endswith(suffix) and len(t) > len(suffix) and t[-len(suffix) - 1] in "KMGT":
+            t = t[: -len(suffix)]
+            break
+    scale = 1
+    if t and t[-1] in "KMGT":
+        scale = 1024 ** ("KMGT".index(t[-1]) + 1)
+        t = t[:-1]
+    try:
+        value = float(t)
+    except ValueError:
+        raise ValueError(
+            f"memory size {text!r}: expected a number with an optional unit K, M, G or T "
+            "(e.g. 20G, 512M, 20GiB)"
+        ) from None
+    if not value > 0 or value != value or value == float("inf"):
+        raise ValueError(f"memory size {text!r} must be positive")
+    return int(value * scale)
+
+
+def available_memory() -> int:
+    """Bytes of memory available to new processes now (``MemAvailable``, else free RAM)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+
+def default_memory() -> int:
+    """The default budget of a build: 85 % of the memory available when it starts."""
+    return int(0.85 * available_memory())
+
+
+def check_budget(tasks: list[PairTask], budget: int | None) -> None:
+    """Raise :class:`MemoryBudgetError` for the largest task that alone exceeds ``budget``."""
+    if budget is None or not tasks:
+        return
+    worst = max(tasks, key=lambda t: t.memory)
+    if worst.memory > budget:
+        raise MemoryBudgetError(
+            f"slice pair {worst.label} needs an estimated {human_bytes(worst.memory)}, more "
+            f"than the memory budget of {human_bytes(budget)} (--memory); nothing was started"
+        )
+
+
 class Progress:
-    """Callbacks a scheduler calls; the default logs one line per finished pair."""
+    """Callbacks a scheduler calls; the default does nothing."""
 
     def start(self, total: int, entries: int) -> None:
         pass
@@ -66,12 +163,43 @@ def default_jobs() -> int:
     return os.cpu_count() or 1
 
 
-class LocalScheduler:
-    """Run pair tasks in ``jobs`` worker processes, each with ``threads`` numba threads."""
+PR_SET_PDEATHSIG = 1
+WATCHDOG_SECONDS = 0.5
 
-    def __init__(self, jobs: int | None = None, threads: int | None = None) -> None:
+
+def _end_with_parent(parent: int) -> None:
+    """Worker initialiser: die when the process ``parent`` is gone, whatever killed it."""
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass  # the watchdog below still ends the worker
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
+    from tablebase import generator
+
+    generator.PARENT_PID = parent  # checked again before each table is written
+
+    def watch() -> None:
+        while True:
+            time.sleep(WATCHDOG_SECONDS)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watchdog", daemon=True).start()
+
+
+class LocalScheduler:
+    """Run pair tasks in ``jobs`` worker processes, each with ``threads`` numba threads,
+    never starting tasks whose estimated memory together exceeds ``memory`` bytes."""
+
+    def __init__(
+        self, jobs: int | None = None, threads: int | None = None, memory: int | None = None
+    ) -> None:
         self.jobs = max(1, jobs or default_jobs())
         self.threads = max(1, threads or (default_jobs() // self.jobs))
+        self.memory = memory if memory is not None else default_memory()
 
     def run(
         self,
@@ -83,6 +211,7 @@ class LocalScheduler:
     ) -> list[PairReport]:
         import multiprocessing_logging
 
+        check_budget(tasks, self.memory)  # before any worker starts
         multiprocessing_logging.install_mp_handler()
         try:
             reports = self._run(variant, tasks, db, progress, task_fn)
@@ -98,23 +227,57 @@ class LocalScheduler:
         reports: list[PairReport] = []
         ctx = mp.get_context("spawn")
         progress.start(len(tasks), sum(t.entries for t in tasks))
-        with ProcessPoolExecutor(max_workers=self.jobs, mp_context=ctx) as pool:
+        pool = ProcessPoolExecutor(
+            max_workers=self.jobs,
+            mp_context=ctx,
+            initializer=_end_with_parent,
+            initargs=(os.getpid(),),
+        )
+        try:
             while pending or running:
                 ready = [t for t in pending if t.needs <= done]
                 # biggest first among the ready ones keeps the workers busy at the end
                 ready.sort(key=lambda t: -t.entries)
-                for t in ready[: max(0, self.jobs - len(running))]:
+                used = sum(t.memory for t in running.values())
+                for t in ready:
+                    if len(running) >= self.jobs:
+                        break
+                    if used + t.memory > self.memory:
+                        continue  # waits until running tasks free enough memory
                     pending.remove(t)
                     progress.begin(t)
                     fut = pool.submit(task_fn, variant.name, t.names, db, self.threads)
                     running[fut] = t
+                    used += t.memory
                 if not running:
                     raise RuntimeError("build graph has a cycle or a missing dependency")
                 finished, _ = wait(running, return_when=FIRST_COMPLETED)
                 for fut in finished:
                     t = running.pop(fut)
-                    report = fut.result()
+                    try:
+                        report = fut.result()
+                    except Exception as e:
+                        raise BuildError(
+                            f"slice pair {t.label} failed: {describe(e)}; "
+                            f"{len(done)} of {len(tasks)} pairs were done and are kept "
+                            "(run the same command to resume)"
+                        ) from e
                     done.add(t.names)
                     reports.append(report)
                     progress.done(t, report)
+        except BaseException:
+            _kill_workers(pool)
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
         return reports
+
+
+def _kill_workers(pool: ProcessPoolExecutor) -> None:
+    """End the pool's worker processes now (their unfinished tables stay temporary)."""
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in list((getattr(pool, "_processes", None) or {}).values()):
+        try:
+            p.kill()
+        except (OSError, ValueError):
+            pass

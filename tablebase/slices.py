@@ -8,6 +8,7 @@ are not stored: a side to move without pieces has lost, and the other case canno
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 from typing import NamedTuple
 
@@ -62,11 +63,33 @@ def slice_code(wm: int, wk: int, bm: int, bk: int) -> int:
     return ((wm * 8 + wk) * 8 + bm) * 8 + bk
 
 
+MAX_PIECES = 7  # the largest database the build graph and the material codes support
+
+
 def parse_slice(name: str) -> Slice:
     """``"1010"`` → Slice(1, 0, 1, 0); raises ValueError for anything else."""
     if len(name) != 4 or not name.isdigit():
         raise ValueError(f"slice name {name!r} must be four digits wm wk bm bk, e.g. 1010")
     return Slice(*(int(c) for c in name))
+
+
+def parse_material(name: str) -> Slice:
+    """A slice that can be built, from its name; raises ValueError saying what is wrong.
+
+    ``name`` is four digits: white men, white kings, black men, black kings (``"0402"``:
+    four white kings against two black kings). Each side needs a piece, the total is at most
+    :data:`MAX_PIECES` (so the men of a side always fit on the squares men can stand on).
+    """
+    s = parse_slice(name)
+    if s.wm + s.wk == 0:
+        raise ValueError(f"material {name!r}: white has no piece (a side with none has lost)")
+    if s.bm + s.bk == 0:
+        raise ValueError(f"material {name!r}: black has no piece (a side with none has lost)")
+    if s.pieces > MAX_PIECES:
+        raise ValueError(
+            f"material {name!r}: {s.pieces} pieces, more than the {MAX_PIECES} supported"
+        )
+    return s
 
 
 @cache
@@ -130,6 +153,28 @@ def pair_dependencies(s: Slice) -> set[Slice]:
     for member in s.pair:
         deps |= successors(member)
     return deps - set(s.pair)
+
+
+def material_pairs(
+    wanted: list[Slice] | tuple[Slice, ...] | set[Slice], have: Callable[[Slice], bool]
+) -> list[tuple[Slice, ...]]:
+    """The pairs to solve so that every slice of ``wanted`` exists, in build order.
+
+    That is the pair of each wanted slice (so its colour mirror too), and, recursively,
+    the pair of every slice they depend on for which ``have(slice)`` is false (the
+    database lacks it). A wanted slice is always included, even if present.
+    """
+    todo = [s.pair for s in wanted]
+    chosen: set[tuple[Slice, ...]] = set()
+    while todo:
+        pair = todo.pop()
+        if pair in chosen:
+            continue
+        chosen.add(pair)
+        for d in pair_dependencies(pair[0]):
+            if d.pair not in chosen and not all(have(m) for m in d.pair):
+                todo.append(d.pair)
+    return sorted(chosen, key=lambda p: build_key(p[0]))
 
 
 def build_pairs(pieces: int) -> list[tuple[Slice, ...]]:

@@ -33,6 +33,9 @@ class TableFileError(Exception):
         self.reason = reason
         super().__init__(f"{path}: {reason}")
 
+    def __reduce__(self):  # crosses from worker processes intact
+        return (type(self), (self.path, self.reason))
+
 
 @dataclass(frozen=True)
 class SliceStats:
@@ -109,6 +112,18 @@ def remove_stale_temporaries(db: Path | str) -> list[Path]:
         tmp.unlink(missing_ok=True)
         removed.append(tmp)
     return removed
+
+
+def check_header(path: Path | str, variant: Variant, s: Slice) -> dict:
+    """The attributes of the file of slice ``s``, checked against its name and the database
+    (variant, material, index scheme, entries; no data read); raises
+    :class:`TableFileError` if it is missing or describes another slice."""
+    path = Path(path)
+    if not path.exists():
+        raise TableFileError(path, f"missing slice {s.name}")
+    attrs = read_attrs(path)
+    _check_attrs(path, attrs, variant, s)
+    return attrs
 
 
 def read_attrs(path: Path | str) -> dict:

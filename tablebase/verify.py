@@ -17,7 +17,19 @@ from tablebase.generator import _counts, tables_for_pair
 from tablebase.index import BINOM, REVERSE16, position_from_index
 from tablebase.rules.position import Position
 from tablebase.rules.variants import Variant
-from tablebase.slices import Slice
+from tablebase.slices import Slice, build_key, parse_material
+
+
+def database_files(db: Path, variant: Variant) -> tuple[list[Slice], list[tuple[Path, str]]]:
+    """The slices of the ``*.h5`` files in ``db`` (build order), and the other ``*.h5``
+    files with the reason each is not a slice of a ``variant`` database (e.g. ``9999.h5``)."""
+    slices, stray = [], []
+    for f in sorted(Path(db).glob("*.h5")):
+        try:
+            slices.append(parse_material(f.stem))
+        except ValueError as e:
+            stray.append((f, str(e)))
+    return sorted(slices, key=build_key), stray
 
 
 @dataclass(frozen=True)

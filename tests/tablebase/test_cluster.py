@@ -17,6 +17,8 @@ import pytest
 distributed = pytest.importorskip("distributed")
 
 from tablebase.cluster import DaskScheduler, _topological, parse_address  # noqa: E402
+from tablebase.dblock import LOCK_NAME  # noqa: E402
+from tablebase.faults import BuildError  # noqa: E402
 from tablebase.generator import PairReport, run_pair_task  # noqa: E402
 from tablebase.rules.variants import INTERNATIONAL  # noqa: E402
 from tablebase.schedule import LocalScheduler, PairTask, Progress, build_graph  # noqa: E402
@@ -44,8 +46,13 @@ class Recorder(Progress):
 
 
 def sha256s(db: Path) -> dict[str, str]:
-    """Every file of ``db`` (temporaries included) with the SHA-256 of its bytes."""
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(db.iterdir())}
+    """Every file of ``db`` (temporaries included, the build lock file aside) with the
+    SHA-256 of its bytes."""
+    return {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(db.iterdir())
+        if p.name != LOCK_NAME
+    }
 
 
 def marker(db: str) -> Path:
@@ -176,7 +183,9 @@ def test_failed_task_is_retried_and_its_log_forwarded(
 
 def test_permanent_failure_raises_and_leaves_no_temporaries(cluster_address, tmp_path) -> None:
     db = tmp_path / "international"
-    with pytest.raises(OSError, match="simulated permanent failure"):
+    with pytest.raises(
+        BuildError, match=r"0111\+1101 failed on the cluster: .*simulated permanent failure"
+    ):
         cluster_build(cluster_address, db, 3, task_fn=always_failing_task)
     assert not list(db.glob("*.tmp"))
     assert not any((db / f"{n}.h5").exists() for n in TARGET)
