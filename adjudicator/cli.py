@@ -13,6 +13,7 @@ import json
 import os
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any, TextIO
 
 import click
@@ -68,6 +69,20 @@ def main() -> None:
     help="Plies already elapsed on the count running at each game's start position.",
 )
 @click.option(
+    "--strict",
+    is_flag=True,
+    help="Every forgiveness (wrong separator, short capture resolved by the moves that "
+    "follow, missing result token, Latin-1 text) is an error, not a warning.",
+)
+@click.option(
+    "--search-nodes",
+    type=click.IntRange(min=0),
+    default=RuleOptions.search_nodes,
+    show_default=True,
+    help="Node budget of the table search per ruled game (as the service's "
+    "ADJUDICATOR_SEARCH_NODES); past it the ruling is unknown (search-limit).",
+)
+@click.option(
     "--write-pdn",
     metavar="OUT",
     type=click.Path(dir_okay=False, writable=True),
@@ -82,14 +97,23 @@ def rule(
     english_rule: str,
     english_count: int | None,
     elapsed: int,
+    strict: bool,
+    search_nodes: int,
     write_pdn: str | None,
 ) -> None:
-    """Rule every game of the PDN files (`-` reads standard input)."""
+    """Rule every game of the PDN files (`-` reads standard input).
+
+    Each JSON object has `variant` (the one used; without a GameType tag or --variant, the
+    first whose rules replay the game) and `warnings` (each forgiveness, empty when clean);
+    with several files also `file` (game numbers count per file).
+    """
     options = RuleOptions(
         disputed=disputed,  # type: ignore[arg-type]
         english_preset=english_rule,  # type: ignore[arg-type]
         english_count=english_count,
         elapsed=elapsed,
+        search_nodes=search_nodes,
+        strict=strict,
     )
     try:
         status = _rule_files(files, db, variant, as_json, options, write_pdn)
@@ -119,9 +143,11 @@ def _rule_files(
         for name in files:
             count = 0
             for game, ruling in rule_games(
-                _games(name), variant=variant, tablebase=tb, options=options
+                _games(name, options.strict), variant=variant, tablebase=tb, options=options
             ):
                 count += 1
+                if len(files) > 1:
+                    ruling = replace(ruling, file=name)
                 table.row(name, ruling)
                 if ruling.is_error:
                     status = max(status, GAME_ERROR)
@@ -134,10 +160,11 @@ def _rule_files(
     return status
 
 
-def _games(name: str) -> Iterator:
+def _games(name: str, strict: bool) -> Iterator:
     if name == "-":
-        return read_games(sys.stdin, name="<stdin>", errors="collect")
-    return read_games(name, errors="collect")
+        stdin = getattr(sys.stdin, "buffer", sys.stdin)  # bytes: Latin-1 files read too
+        return read_games(stdin, name="<stdin>", errors="collect", strict=strict)
+    return read_games(name, errors="collect", strict=strict)
 
 
 @contextlib.contextmanager
@@ -208,6 +235,8 @@ class _Table:
             f"{r.recorded_result or '-':<8} {r.result:<8} {r.reason:<14} {r.ply:>4}  "
             f"{'yes' if r.agrees else 'no':<6}  {r.detail}"
         )
+        for warning in r.warnings:
+            click.echo(f"{'':>6}warning: {warning}")
 
     def close(self) -> None:
         if self.as_json or not self.counts["games"]:

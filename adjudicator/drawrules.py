@@ -1,28 +1,16 @@
-"""Draw rules as a state machine: threefold repetition and the move-count rules.
+"""How the adjudicator reads the draw rules: the options, and the rule state of one game.
 
-Two layers:
+The rules themselves are data of each variant (:mod:`tablebase.rules.drawrules`: threefold
+repetition, the general count, the material-specific ending counts, presets), with their
+compiled count transitions; this module holds what is the adjudicator's own:
 
-- :class:`Counter` is pure: it knows which move-count rule is in force for a variant and a
-  :class:`RuleOptions`, and maps a :class:`Count` (the running count) and a move to the next
-  count. The tablebase search uses it on hypothetical lines.
-- :class:`DrawState` follows one game: the running count plus the repetition history, and
-  says after each ply which draw rule (if any) has just fired.
-
-Counts are kept in plies. International (RULES.md, FMJD): the 25-move rule (50 plies of king
-moves without capture; a man move or capture restarts it), and in the endings of a lone king
-against three pieces with a king (16-move rule, 32 plies) or against one or two pieces with a
-king (5-move rule, 10 plies) the ending's count replaces it. An ending count starts at the move
-that creates the material (that move not counted); man moves and promotions inside do not
-reset it. The disputed point, a capture turning one ending into another (the lone king taking
-a piece of a 16-move ending): ``"restart"`` starts a fresh count; ``"cumulative"`` keeps the
-running count and lets the new one apply on top, so whichever runs out first rules (we keep
-just that one: it is the only one that can bind). A capture inside a 5-move ending that leaves
-another 5-move material (the lone king taking one of two kings) is read the same way: new
-material, so a fresh count under "restart", the running one under "cumulative". A move that
-creates an ending's material from none (a capture, or any promotion, including the lone
-side's last man becoming its king) starts the count. English: the 40-move rule (plies without a
-man move or capture; the count, in moves each, is a setting) or the ``"casual"`` preset (50
-moves each without a capture, man moves not resetting).
+- :class:`RuleOptions`: the reading chosen by the user (the disputed point, the English
+  preset and count length, plies already elapsed, the search budget), and
+  :meth:`RuleOptions.counter`, the :class:`~tablebase.rules.drawrules.Counter` of a variant
+  under that reading;
+- :class:`DrawState`: the draw-rule state of one game followed move by move in Python
+  (repetition history and running count), for callers that build lines move by move; the
+  replay of recorded games runs the same rules compiled (:mod:`adjudicator.replaycore`).
 
 Winning takes precedence over every count: the caller checks "side to move has no legal move"
 before asking :meth:`DrawState.push`'s answer.
@@ -30,35 +18,49 @@ before asking :meth:`DrawState.push`'s answer.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
-from tablebase.rules import Move
+from tablebase.rules.drawrules import Count, Counter, DrawRules
+from tablebase.rules.moves import Move
 from tablebase.rules.position import Position
+from tablebase.rules.variants import Variant
 
 Disputed = Literal["restart", "cumulative"]
 Preset = Literal["standard", "casual"]
 
 THREEFOLD = "threefold"
-RULE_25, RULE_16, RULE_5 = "25-move", "16-move", "5-move"
-INTERNATIONAL_LIMITS = {RULE_25: 50, RULE_16: 32, RULE_5: 10}
 ENGLISH_DEFAULT_MOVES = {"standard": 40, "casual": 50}
+
+__all__ = [
+    "THREEFOLD",
+    "Count",
+    "Counter",
+    "DrawState",
+    "RuleOptions",
+    "ending",
+    "moved_man",
+    "position_key",
+]
 
 
 @dataclass(frozen=True)
 class RuleOptions:
     """How the draw rules are read.
 
-    ``disputed``: ``"restart"`` (default) or ``"cumulative"``, see the module docstring.
-    ``english_preset``: ``"standard"`` (no man move and no capture) or ``"casual"`` (no
-    capture). ``english_count``: the English count in *moves each* (plies = 2 x moves);
-    None takes the preset's default, 40 for standard and 50 for casual; the draw reason is
-    named after it (``"40-move"``). ``elapsed``: plies already elapsed, at the game's start
-    position, on the count that is running there (the 16/5-move count in such an ending,
-    otherwise the 25-move or English count). ``search_nodes``: node budget of the tablebase
-    search that decides whether a theoretical win can be forced before a count runs out
-    (a few thousand nodes a second; real endings have needed hundreds); past it the ruling
-    is ``"unknown"`` with reason ``"search-limit"``.
+    ``disputed``: ``"restart"`` (default) or ``"cumulative"``, see
+    :mod:`tablebase.rules.drawrules`. ``english_preset``: the general-count preset of the
+    variants that have one (English: ``"standard"``, no man move and no capture, or
+    ``"casual"``, no capture). ``english_count``: the count in *moves each* of the variants
+    whose count length is a tournament setting (English; plies = 2 x moves); None takes the
+    preset's default (40 standard, 50 casual); the draw reason is named after it
+    (``"40-move"``). ``elapsed``: plies already elapsed, at the game's start position, on the
+    count running there. ``search_nodes``: node budget of the tablebase search that decides
+    whether a theoretical win can be forced before a count runs out; past it the ruling is
+    ``"unknown"`` with reason ``"search-limit"``. ``strict``: every forgiveness of the
+    reader and the replay (a wrong separator, a short capture resolved by the moves that
+    follow, a missing result token) is an error instead of a warning.
     """
 
     disputed: Disputed = "restart"
@@ -66,6 +68,7 @@ class RuleOptions:
     english_count: int | None = None
     elapsed: int = 0
     search_nodes: int = 100_000
+    strict: bool = False
 
     def __post_init__(self) -> None:
         if self.disputed not in ("restart", "cumulative"):
@@ -78,100 +81,40 @@ class RuleOptions:
             raise ValueError(f"english_count must be at least 1, not {self.english_count}")
         if self.elapsed < 0:
             raise ValueError(f"elapsed must not be negative, not {self.elapsed}")
+        if self.search_nodes < 0:
+            raise ValueError(f"search_nodes must not be negative, not {self.search_nodes}")
 
     @property
     def english_moves(self) -> int:
         """The English count in moves each."""
         return self.english_count or ENGLISH_DEFAULT_MOVES[self.english_preset]
 
+    def counter(self, variant: Variant) -> Counter:
+        """The count transitions of ``variant``'s draw rules under these options."""
+        rules = variant.draw_rules
+        assert rules is not None
+        preset = self.english_preset if self.english_preset in rules.preset_names() else "standard"
+        moves = self.english_count if rules.count_is_setting else None
+        return _counter(rules, preset, moves, self.disputed)
 
-@dataclass(frozen=True, slots=True)
-class Count:
-    """A running move count: the rule's name, its length and the plies counted so far."""
 
-    rule: str
-    limit: int
-    elapsed: int = 0
-
-    @property
-    def remaining(self) -> int:
-        """Plies left before the rule fires (0: it has fired)."""
-        return self.limit - self.elapsed
-
-    @property
-    def expired(self) -> bool:
-        return self.elapsed >= self.limit
-
-    def tick(self) -> Count:
-        """The count one ply later."""
-        return replace(self, elapsed=self.elapsed + 1)
-
-    def describe(self) -> str:
-        """``"12 of 32 plies on the 16-move count"``."""
-        return f"{self.elapsed} of {self.limit} plies elapsed on the {self.rule} count"
+@lru_cache(maxsize=64)
+def _counter(rules: DrawRules, preset: str, moves: int | None, disputed: str) -> Counter:
+    return Counter(rules, preset, moves, disputed)
 
 
 def ending(pos: Position) -> str | None:
-    """The International ending rule the material puts in force: ``"16-move"`` for a lone
-    king against three pieces including a king, ``"5-move"`` against one or two pieces
-    including a king, otherwise None."""
-    wm, wk, bm, bk = pos.piece_count()
-    for lone_m, lone_k, m, k in ((wm, wk, bm, bk), (bm, bk, wm, wk)):
-        if lone_m == 0 and lone_k == 1 and k >= 1:
-            if m + k == 3:
-                return RULE_16
-            if m + k <= 2:
-                return RULE_5
-    return None
+    """The name of the ending count the material of ``pos`` puts in force, or None."""
+    rules = pos.variant.draw_rules
+    assert rules is not None
+    e = rules.ending_of(pos)
+    return None if e is None else e.name
 
 
 def moved_man(pos: Position, move: Move) -> bool:
     """True if ``move`` (legal in ``pos``) moves a man."""
     men = pos.white_men if pos.white_to_move else pos.black_men
     return bool(men >> (move.frm - 1) & 1)
-
-
-class Counter:
-    """The move-count rule of a variant under some options, as pure transitions."""
-
-    def __init__(self, variant_name: str, options: RuleOptions) -> None:
-        self.options = options
-        self.international = variant_name == "international"
-        n = options.english_moves
-        self.english = Count(f"{n}-move", 2 * n)
-        self.english_casual = options.english_preset == "casual"
-
-    def fresh(self, rule: str) -> Count:
-        """A count of ``rule`` starting now."""
-        if not self.international:
-            return self.english
-        return Count(rule, INTERNATIONAL_LIMITS[rule])
-
-    def start(self, pos: Position, elapsed: int = 0) -> Count:
-        """The count running at a game's start position, ``elapsed`` plies in."""
-        rule = (ending(pos) or RULE_25) if self.international else self.english.rule
-        return replace(self.fresh(rule), elapsed=elapsed)
-
-    def after(self, count: Count, before: Position, move: Move, after: Position) -> Count:
-        """The count after ``move`` took ``before`` to ``after``."""
-        if not self.international:
-            resets = move.is_capture or (not self.english_casual and moved_man(before, move))
-            return self.english if resets else count.tick()
-        new = ending(after)
-        if new is None:
-            if move.is_capture or moved_man(before, move) or count.rule != RULE_25:
-                return self.fresh(RULE_25)
-            return count.tick()
-        old = ending(before)
-        if old is None:
-            return self.fresh(new)  # the move created the ending's material
-        if new == old and not move.is_capture:
-            return count.tick()  # man moves and promotions inside the ending
-        # A capture inside an ending made new material of an ending (16 -> 5, or 5 -> 5).
-        if self.options.disputed == "restart":
-            return self.fresh(new)
-        running, fresh = count.tick(), self.fresh(new)
-        return running if running.remaining <= fresh.remaining else fresh
 
 
 def position_key(pos: Position) -> tuple[int, int, int, int, bool]:
@@ -184,7 +127,8 @@ class DrawState:
 
     def __init__(self, start: Position, options: RuleOptions | None = None) -> None:
         self.options = options or RuleOptions()
-        self.counter = Counter(start.variant.name, self.options)
+        self.counter = self.options.counter(start.variant)
+        self.threefold = bool(self.counter.rules.threefold)
         self.count = self.counter.start(start, self.options.elapsed)
         self.ply = 0
         self.seen: dict[tuple, int] = {position_key(start): 1}
@@ -204,7 +148,7 @@ class DrawState:
             self.seen.clear()  # no earlier position can occur again
         key = position_key(after)
         self.seen[key] = self.seen.get(key, 0) + 1
-        if self.seen[key] >= 3:
+        if self.threefold and self.seen[key] >= 3:
             return THREEFOLD
         if self.count.expired:
             return self.count.rule
@@ -216,4 +160,6 @@ class DrawState:
 
     def seen_twice(self) -> frozenset[tuple]:
         """Keys of positions that a third occurrence would draw."""
+        if not self.threefold:
+            return frozenset()
         return frozenset(k for k, n in self.seen.items() if n >= 2)

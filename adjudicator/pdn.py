@@ -16,13 +16,21 @@ What the reader accepts (the real-world quirks included):
 
 - tag pairs `[Name "value"]` with `\\"` and `\\\\` escapes; a tag pair must fit on one line;
 - move numbers `12.` (the first player of move 12 moves next) and `12...` (the second player),
-  also glued to the move (`12.32-28`); without numbers the two sides simply alternate;
+  also glued to the move (`12.32-28`), spaced (`12 .`) or written `12-` before a move
+  (`12- 32-28`); without numbers the two sides simply alternate;
 - moves `32-28`, `19x28`, `26x37x48`, `19:28` (`:` is written back as `x`), with spaces around
   the separator (`1-  7`, `1 - 7`), strength marks (`!`, `??`, `(!)`...) and `+`/`#`;
 - comments `{...}` (over several lines, never nested), `;` to the end of the line, `%` escape
   lines, NAGs `$12`, and variations `( ... )`, nested, which are skipped;
-- games end with a result token, or, missing one, where the next tag section begins; at the
-  end of the file a game without one is an error (the file was cut short).
+- games end with a result token, or, missing one, where the next tag section begins; a last
+  game without one at the end of the file is read as `*`, with a warning (an error with
+  `strict`);
+- UTF-8 with or without a BOM, and files in Latin-1 (a line that is not UTF-8 is read as
+  Latin-1, with a warning); CRLF line ends.
+
+Bounds keep memory proportional to one game: a line longer than `MAX_LINE` characters and a
+number longer than `MAX_DIGITS` digits are errors of the game they are in (reading goes on).
+Every forgiveness is a warning in the game's `warnings`.
 
 A malformed game gives a `PdnError` naming file, line, column and game. With
 `errors="collect"` the broken game is yielded with its `error` set (the moves read so far kept)
@@ -32,7 +40,6 @@ and reading resumes at the next tag section, so the other games of the file are 
 from __future__ import annotations
 
 import io
-import itertools
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -53,7 +60,7 @@ RESULTS = frozenset({"2-0", "1-1", "0-2", "1-0", "0-1", "1/2-1/2", "0-0", "*"})
 
 _TOKEN = re.compile(
     r"""\s*(?:
-      (?P<num>[0-9]+\.+(?:\s*\.\.\.)?)
+      (?P<num>[0-9]+\s*\.+(?:\s*\.\.\.)?|[0-9]+\s*-(?=\s+[0-9]+\s*[-xX:]\s*[0-9]))
     | (?P<res>(?:1/2-1/2|2-0|0-2|1-1|1-0|0-1|0-0|½-½)(?![0-9xX:/-])|\*)
     | (?P<move>[0-9]+(?:\s*[-xX:]\s*[0-9]+)+)[+\#!?]*(?:\([!?]{1,2}\))?
     | (?P<com>\{[^{}]*\})
@@ -78,10 +85,13 @@ _UNESCAPE = re.compile(r"\\(.)")
 _TAG_ONLY = re.compile(r'\[\s*(?P<name>\w+)\s+"(?P<value>(?:[^"\\]|\\.)*)"\s*\]\s*', re.ASCII)
 # A line of whitespace-separated move numbers, plain moves and results: the common case.
 _PLAIN_LINE = re.compile(
-    r"(?:\s*(?:\d+\.(?:\.\.)?|\d+(?:[-x]\d+)+|1/2-1/2|\*)(?=\s|$))*\s*", re.ASCII
+    r"(?:\s*(?:\d{1,6}\.(?:\.\.)?|\d{1,6}(?:[-x]\d{1,6})+|1/2-1/2|\*)(?=\s|$))*\s*", re.ASCII
 )
 _MOVE_INFO: dict[str, tuple[tuple[int, ...], bool]] = {}  # move text -> (squares, is_capture)
 _MOVE_INFO_LIMIT = 1 << 16
+MAX_LINE = 1 << 18  # characters in one line
+MAX_DIGITS = 6  # digits in a move's square or a move number
+_LONG_NUMBER = re.compile(rf"[0-9]{{{MAX_DIGITS + 1},}}")
 _NORMALIZE = str.maketrans({":": "x", "X": "x"})
 
 
@@ -154,6 +164,7 @@ class PdnGame:
     result_token: str | None = None
     line: int = 0
     error: PdnError | None = None
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def fen(self) -> str | None:
@@ -167,55 +178,74 @@ class PdnGame:
         if value is None:
             return None
         head = value.split(",", 1)[0].strip()
-        return int(head) if head.isdigit() else None
+        return int(head) if head.isdigit() and len(head) <= MAX_DIGITS else None
 
 
 # --------------------------------------------------------------------------------- reading
 
 
 def read_games(
-    source: str | os.PathLike[str] | TextIO | Iterable[str],
+    source: str | os.PathLike[str] | TextIO | Iterable[str] | Iterable[bytes],
     *,
     name: str | None = None,
     errors: Literal["raise", "collect"] = "raise",
-    encoding: str = "utf-8-sig",
+    strict: bool = False,
 ) -> Iterator[PdnGame]:
     """Yield the games of a PDN file one at a time, reading it line by line.
 
-    `source` is a path or an open text file (`sys.stdin` works; any iterable of lines does).
-    `name` labels error messages (default: the path, or the file object's name). With
-    `errors="raise"` the first malformed game raises `PdnError` (the games before it have been
-    yielded); with `errors="collect"` it is yielded with `error` set and reading goes on at the
-    next tag section.
+    `source` is a path, an open binary or text file (`sys.stdin.buffer` works) or any
+    iterable of lines. Bytes are read as UTF-8 (a BOM skipped), a line that is not UTF-8 as
+    Latin-1 with a warning. `name` labels error messages (default: the path, or the file
+    object's name). With `errors="raise"` the first malformed game raises `PdnError` (the
+    games before it have been yielded); with `errors="collect"` it is yielded with `error`
+    set and reading goes on at the next tag section. `strict` turns each forgiveness (a
+    missing result token at the end, a Latin-1 line) into an error.
     """
     if errors not in ("raise", "collect"):
         raise ValueError(f"errors must be 'raise' or 'collect', not {errors!r}")
+    collect = errors == "collect"
     if isinstance(source, (str, os.PathLike)):
         label = name or os.fspath(source)
-        with open(source, encoding=encoding, errors="replace") as handle:
-            yield from _read_lines(handle, label, errors == "collect")
+        with open(source, "rb") as handle:
+            yield from _read_lines(_bounded(handle), label, collect, strict)
     else:
         label = name or str(getattr(source, "name", "<stream>"))
         if isinstance(source, (io.RawIOBase, io.BufferedIOBase)):
-            source = _decoded(source, encoding)
-        yield from _read_lines(source, label, errors == "collect")
+            source = _bounded(source)
+        yield from _read_lines(source, label, collect, strict)
 
 
-def _decoded(lines: Iterable[bytes], encoding: str) -> Iterator[str]:
-    for raw in lines:
-        yield raw.decode(encoding, errors="replace")
+def _bounded(handle) -> Iterator[bytes]:
+    """The lines of a binary file, each cut at `MAX_LINE` + 1 bytes (the rest of an
+    over-long line is skipped, so it is never held whole)."""
+    readline = handle.readline
+    while True:
+        raw = readline(MAX_LINE + 1)
+        if not raw:
+            return
+        if len(raw) > MAX_LINE and not raw.endswith(b"\n"):
+            while True:  # skip to the end of the over-long line
+                more = readline(MAX_LINE)
+                if not more or more.endswith(b"\n"):
+                    break
+        yield raw
 
 
-def _read_lines(lines: Iterable[str], label: str, collect: bool) -> Iterator[PdnGame]:
-    parser = _Parser(label)
+def _read_lines(
+    lines: Iterable[str] | Iterable[bytes], label: str, collect: bool, strict: bool = False
+) -> Iterator[PdnGame]:
+    parser = _Parser(label, strict)
     done = parser.done
-    lines = iter(lines)
-    first = next(lines, None)
-    if first is None:
-        return
-    lines = itertools.chain([first.removeprefix("\ufeff")], lines)
+    feed = parser.feed
     for lineno, line in enumerate(lines, 1):
-        parser.feed(line, lineno)
+        if not isinstance(line, str):
+            line = parser.decode(line, lineno)
+        if lineno == 1:
+            line = line.removeprefix("\ufeff")
+        if len(line) > MAX_LINE:
+            parser.too_long(lineno)
+        else:
+            feed(line, lineno)
         if done:
             yield from _emit(done, collect)
     parser.close()
@@ -234,8 +264,11 @@ def _emit(done: list[PdnGame], collect: bool) -> Iterator[PdnGame]:
 class _Parser:
     """Line-fed PDN state machine; finished games are appended to `done`."""
 
-    def __init__(self, label: str) -> None:
+    def __init__(self, label: str, strict: bool = False) -> None:
         self.label = label
+        self.strict = strict
+        self.pending: list[str] = []  # warnings for the game being read or the next one
+        self.latin1 = False
         self.done: list[PdnGame] = []
         self.count = 0
         self.game: PdnGame | None = None
@@ -253,6 +286,29 @@ class _Parser:
         self.variation_at = (0, 0)
 
     # ---- lines
+
+    def decode(self, raw: bytes, lineno: int) -> str:
+        """A line of bytes as text: UTF-8, or Latin-1 (with a warning) when it is not."""
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            if self.strict:
+                self._fail(self._error(f"not UTF-8 (byte 0x{raw[error.start]:02x})", lineno, 1))
+                return ""
+            if not self.latin1:
+                self.latin1 = True
+                self._warn(f"line {lineno} is not UTF-8: the file is read as Latin-1")
+            return raw.decode("latin-1")
+
+    def too_long(self, lineno: int) -> None:
+        """An over-long line: an error of the game it is in."""
+        self._fail(self._error(f"line longer than {MAX_LINE} characters", lineno, 1))
+
+    def _warn(self, message: str) -> None:
+        if self.game is not None:
+            self.game.warnings.append(message)
+        else:
+            self.pending.append(message)
 
     def feed(self, line: str, lineno: int) -> None:
         """Read one line (its line break included or not)."""
@@ -352,7 +408,7 @@ class _Parser:
             if kind == "move":
                 self._on_move(m, lineno)
             elif kind == "num":
-                self._on_number(m.group(kind), lineno)
+                self._on_number(m.group(kind), lineno, m.start(kind) + 1)
             elif kind == "res":
                 self._on_result(m.group(kind), lineno)
             elif kind == "tag":
@@ -379,6 +435,8 @@ class _Parser:
 
     def _add_move(self, text: str, lineno: int, col: int) -> None:
         game = self.game or self._ensure_game(lineno)
+        if len(text) > MAX_DIGITS and _LONG_NUMBER.search(text):
+            raise self._error(f"number too long in move {text[:20]}...", lineno, col)
         info = _MOVE_INFO.get(text) or _move_info(text)
         number, side = self.number, self.side
         game.moves.append(
@@ -390,14 +448,21 @@ class _Parser:
         else:
             self.number, self.side = number + 1, FIRST
 
-    def _on_number(self, token: str, lineno: int) -> None:
+    def _on_number(self, token: str, lineno: int, col: int = 0) -> None:
         """`12.` gives move 12 to the first player, `12...` (or `12. ...`) to the second."""
         if self.depth:
             return
         self._ensure_game(lineno)
         self.in_movetext = True
-        self.number = int(token.split(".", 1)[0])
-        self.side = FIRST if token.count(".") == 1 else SECOND
+        digits = _DIGITS.match(token)
+        assert digits is not None
+        self.number = self._number(digits.group(), lineno, col)
+        self.side = SECOND if token.count(".") > 1 else FIRST
+
+    def _number(self, digits: str, lineno: int, col: int) -> int:
+        if len(digits) > MAX_DIGITS:
+            raise self._error(f"number too long ({len(digits)} digits)", lineno, col)
+        return int(digits)
 
     def _on_result(self, token: str, lineno: int) -> None:
         if self.depth:
@@ -462,6 +527,9 @@ class _Parser:
         if self.game is None:
             self.count += 1
             self.game = PdnGame(index=self.count, line=lineno)
+            if self.pending:
+                self.game.warnings.extend(self.pending)
+                self.pending.clear()
         return self.game
 
     def _finish(self) -> None:
@@ -487,7 +555,13 @@ class _Parser:
             self._fail(self._variation_error())
         elif self.game is not None and self.in_movetext and self.game.result_token is None:
             line, col = self.end
-            self._fail(self._error("unexpected end of file: game has no result token", line, col))
+            if self.strict:
+                message = "unexpected end of file: game has no result token"
+                self._fail(self._error(message, line, col))
+                return
+            self.game.result_token = "*"
+            self._warn(f"no result token at the end of the file ({line}:{col}): read as '*'")
+            self._finish()
         else:
             self._finish()
 

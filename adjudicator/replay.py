@@ -1,37 +1,67 @@
 """Replaying one game with the rules engine and the draw rules, up to its first terminal event.
 
-Every move is parsed against the position (:func:`tablebase.notation.parse_move`); an illegal
-or ambiguous move stops the replay with a :class:`ReplayError` that names the game, the move
-number and side, the move as written and the legal moves. After each ply, in this order: the
-side to move has no pieces or no legal move (it has lost: winning takes precedence over any
-count expiring on the same ply), then threefold repetition, then the move counts. A move,
-multi-capture included, is one ply, so no rule is ever applied in the middle of a capture. The
-start position is checked the same way (a game given from a finished position, or an
-``elapsed`` count already run out).
+The loop is compiled (:mod:`adjudicator.replaycore`): per ply it generates the legal moves
+once, matches the written move, makes it and advances the repetition history and the running
+count of the variant's draw rules (:mod:`tablebase.rules.drawrules`). After each ply, in this
+order: the side to move has no pieces or no legal move (it has lost: winning takes precedence
+over any count expiring on the same ply), then threefold repetition, then the move counts. A
+move, multi-capture included, is one ply, so no rule is ever applied in the middle of a
+capture. The start position is checked the same way.
+
+Moves the compiled loop cannot match alone come here (:meth:`_Replayer.resolve`), where the
+rules stay exact and the spelling is forgiven only where it is unambiguous, each forgiveness
+reported in ``warnings`` (or an error with ``strict``):
+
+- paths (``26x37x48``) and from-to-captured forms are read by
+  :func:`tablebase.rules.notation.parse_move`;
+- a wrong separator (``30-39`` for the capture ``30x39``, ``38x33`` for the quiet ``38-33``)
+  is accepted when exactly one legal move has those squares with the other separator;
+- a short capture matching several legal captures (``10x26`` for ``10x17x26`` and
+  ``10x19x26``) is resolved by the rest of the game: each candidate is played and the
+  following moves replayed (to the end, events not stopping them); exactly one candidate
+  must let them all replay legally, otherwise the error lists the candidates.
+
+An illegal or ambiguous move stops the replay with a :class:`ReplayError` naming the game,
+the move number and side, the move as written and the legal moves.
 """
 
 from __future__ import annotations
 
+import re
+import threading
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 
-from adjudicator.drawrules import DrawState, RuleOptions
-from adjudicator.movelist import MoveList
+import numpy as np
+
+from adjudicator import replaycore as core
+from adjudicator.drawrules import THREEFOLD, Count, Counter, RuleOptions
 from adjudicator.pdn import PdnGame, PdnMove
-from tablebase.rules import play
-from tablebase.rules.notation import MoveError
+from tablebase.rules import movegen as mg
+from tablebase.rules.moves import Move, legal_moves
+from tablebase.rules.notation import MoveError, move_text, parse_move, parse_squares
 from tablebase.rules.position import Position
 from tablebase.rules.variants import Variant
 
 NO_PIECES, NO_MOVES = "no-pieces", "no-moves"
 LOSSES = frozenset({NO_PIECES, NO_MOVES})
+MAX_LOOKAHEAD_DEPTH = 4  # nested short captures resolved inside a lookahead
+MAX_SQUARE = 1 << 12  # larger written numbers are not squares of any board
 
 
 class ReplayError(ValueError):
     """An illegal or ambiguous move: where it is, what was written, what was legal."""
 
     def __init__(
-        self, game: int, ply: int, number: int, colour: str, text: str, error: MoveError
+        self,
+        game: int,
+        ply: int,
+        number: int,
+        colour: str,
+        text: str,
+        error: MoveError,
+        note: str = "",
     ) -> None:
         self.game = game
         self.ply = ply
@@ -43,9 +73,28 @@ class ReplayError(ValueError):
         self.kind = "ambiguous-move" if error.reason == "ambiguous" else "illegal-move"
         label = "matches" if self.kind == "ambiguous-move" else "legal"
         listed = ", ".join(self.legal) if self.legal else "none"
+        extra = f"; {note}" if note else ""
         super().__init__(
-            f"game {game}, move {number} ({colour}) {text}: {error.reason} ({label}: {listed})"
+            f"game {game}, move {number} ({colour}) {text}: {error.reason} "
+            f"({label}: {listed}){extra}"
         )
+
+
+@dataclass
+class GameState:
+    """The draw-rule state where a replay stopped: the running count and the positions seen
+    since the last irreversible move (with how often)."""
+
+    counter: Counter
+    count: Count
+    seen: dict[tuple, int]
+    threefold: bool
+
+    def seen_twice(self) -> frozenset[tuple]:
+        """Keys of positions that a third occurrence would draw."""
+        if not self.threefold:
+            return frozenset()
+        return frozenset(k for k, n in self.seen.items() if n >= 2)
 
 
 @dataclass
@@ -54,10 +103,11 @@ class Replay:
 
     start: Position
     position: Position
-    state: DrawState
+    state: GameState
     ply: int = 0
     event: str | None = None  # "no-pieces", "no-moves", "threefold", "25-move", ...
     error: ReplayError | None = None
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def variant(self) -> Variant:
@@ -72,12 +122,12 @@ class Replay:
         return 1
 
 
-def terminal(pos: Position, moves: MoveList | None = None) -> str | None:
+def terminal(pos: Position) -> str | None:
     """``"no-pieces"`` or ``"no-moves"`` when the side to move has lost, else None."""
     own = pos.white_men | pos.white_kings if pos.white_to_move else pos.black_men | pos.black_kings
     if not own:
         return NO_PIECES
-    if (moves or MoveList(pos)).count == 0:
+    if not legal_moves(pos):
         return NO_MOVES
     return None
 
@@ -103,32 +153,281 @@ def replay(
     """
     if isinstance(moves, PdnGame):
         game, moves = moves.index, moves.moves
-    state = DrawState(start, options)
-    result = Replay(start, start, state)
-    legal = MoveList(start)
-    result.event = terminal(start, legal) or state.initial()
-    if result.event is not None and stop:
+    return _Replayer(list(moves), start, options or RuleOptions(), game).run(stop)
+
+
+class _Buffers(threading.local):
+    """Per-thread move buffer and capture workspace (allocated once per thread)."""
+
+    def __init__(self) -> None:
+        self.moves = mg.new_move_buffer()
+        self.ws = mg.new_workspace()
+
+
+_BUFFERS = _Buffers()
+
+
+_EVENT_NAMES = {core.EV_NO_PIECES: NO_PIECES, core.EV_NO_MOVES: NO_MOVES}
+
+
+class _Replayer:
+    def __init__(
+        self, moves: list[PdnMove | str], start: Position, options: RuleOptions, game: int
+    ) -> None:
+        self.moves = moves
+        self.texts = [m.text if isinstance(m, PdnMove) else str(m) for m in moves]
+        self.start = start
+        self.options = options
+        self.game = game
+        self.variant = start.variant
+        self.counter = options.counter(self.variant)
+        self.table = self.counter.table
+        self.squares, self.offsets, self.captures = _move_arrays(moves, self.texts)
+        self.warnings: list[str] = []
+        self.buffers = _BUFFERS
+
+    # ---- state arrays
+
+    def _initial(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        s = self.start
+        boards = np.array([s.white_men, s.white_kings, s.black_men, s.black_kings], dtype=np.uint64)
+        state = np.zeros(core.STATE_FIELDS, dtype=np.int64)
+        count = self.counter.start(s, self.options.elapsed)
+        state[core.S_WHITE] = int(s.white_to_move)
+        state[core.S_RULE], state[core.S_LIMIT] = count.index, count.limit
+        state[core.S_ELAPSED] = count.elapsed
+        history = np.zeros((len(self.moves) + 2, 5), dtype=np.uint64)
+        history[0, :4] = boards
+        history[0, 4] = state[core.S_WHITE]
+        state[core.S_NHIST] = 1
+        return boards, state, history
+
+    def _position(self, boards: np.ndarray, state: np.ndarray) -> Position:
+        return Position(
+            int(boards[0]),
+            int(boards[1]),
+            int(boards[2]),
+            int(boards[3]),
+            bool(state[core.S_WHITE]),
+            self.variant,
+        )
+
+    def _run(self, boards, state, history, first, stop, forced):
+        v = self.variant
+        b = self.buffers
+        code, ply = core.run(
+            v.neighbours,
+            v.rules,
+            self.table,
+            boards,
+            state,
+            history,
+            self.squares,
+            self.offsets,
+            self.captures,
+            first,
+            len(self.moves),
+            stop,
+            forced,
+            b.moves,
+            b.ws,
+        )
+        return int(code), int(ply)
+
+    # ---- the replay
+
+    def run(self, stop: bool) -> Replay:
+        boards, state, history = self._initial()
+        v, b = self.variant, self.buffers
+        core.start_event(v.neighbours, v.rules, boards, state, b.moves, b.ws)
+        error = None
+        ply = 0
+        if not (stop and state[core.S_EVENT] != core.EV_NONE):
+            first, forced = 0, _NO_MOVE
+            while True:
+                code, i = self._run(boards, state, history, first, stop, forced)
+                if code != core.NEED:
+                    ply = i
+                    break
+                pos = self._position(boards, state)
+                found = self.resolve(pos, i, boards, state, history, 0)
+                if isinstance(found, ReplayError):
+                    error, ply = found, i + 1
+                    break
+                first, forced = i, _forced(found)
+            if error is not None:
+                ply = i  # the plies played before the illegal one
+        result = Replay(
+            self.start,
+            self._position(boards, state),
+            self._state(state, history),
+            ply,
+            warnings=self.warnings,
+        )
+        if state[core.S_EVENT] != core.EV_NONE:
+            result.event = self._event_name(state)
+            if stop:
+                result.ply = int(state[core.S_EVENT_PLY])
+        if error is not None:
+            error.ply = ply + 1
+            result.error = error
         return result
-    pos = start
-    first_mover = start.white_to_move == start.variant.white_moves_first
-    for ply, item in enumerate(moves, 1):
-        text = item.text if isinstance(item, PdnMove) else item
+
+    def _event_name(self, state: np.ndarray) -> str:
+        event = int(state[core.S_EVENT])
+        if event == core.EV_THREEFOLD:
+            return THREEFOLD
+        if event == core.EV_COUNT:
+            return self.counter.rules.rule_name(
+                int(state[core.S_EVENT_RULE]), self.counter.preset, self.counter.moves
+            )
+        return _EVENT_NAMES[event]
+
+    def _state(self, state: np.ndarray, history: np.ndarray) -> GameState:
+        count = self.counter.make(
+            int(state[core.S_RULE]), int(state[core.S_LIMIT]), int(state[core.S_ELAPSED])
+        )
+        seen: dict[tuple, int] = {}
+        for row in history[: state[core.S_NHIST]].tolist():
+            key = (row[0], row[1], row[2], row[3], bool(row[4]))
+            seen[key] = seen.get(key, 0) + 1
+        return GameState(self.counter, count, seen, bool(self.counter.rules.threefold))
+
+    # ---- moves the compiled loop left to us
+
+    def resolve(self, pos, i, boards, state, history, depth) -> Move | ReplayError:
+        """The legal move text ``i`` names in ``pos``, forgiving unambiguous spelling."""
+        text = self.texts[i]
         try:
-            move = legal.parse(text)
+            return parse_move(pos, text)
         except MoveError as error:
-            number = item.number if isinstance(item, PdnMove) else move_number(ply, first_mover)
-            result.error = ReplayError(game, ply, number, colour_name(pos), text, error)
-            return result
-        after = play(pos, move)
-        draw = state.push(pos, move, after)
-        pos = after
-        legal = MoveList(pos)
-        result.position, result.ply = pos, ply
-        if result.event is None:
-            result.event = terminal(pos, legal) or draw
-            if result.event is not None and stop:
-                return result
-    return result
+            first_error = error
+        strict = self.options.strict
+        if first_error.reason == "ambiguous":
+            candidates = [parse_move(pos, c) for c in first_error.candidates]
+            if strict:
+                return self._error(pos, i, first_error, "not resolved under --strict")
+            if depth >= MAX_LOOKAHEAD_DEPTH:
+                return self._error(pos, i, first_error)
+            fits = [
+                m for m in candidates if self._continues(m, i, boards, state, history, depth + 1)
+            ]
+            if len(fits) == 1:
+                move = fits[0]
+                if depth == 0:
+                    full = "x".join(str(s) for s in move.path)
+                    self._warn(
+                        pos,
+                        i,
+                        f"short capture {text} matches {len(candidates)} captures; "
+                        f"read as {full}, the only one the moves that follow allow",
+                    )
+                return move
+            what = "none" if not fits else "more than one"
+            return self._error(
+                pos, i, first_error, f"{what} of them lets the rest of the game replay"
+            )
+        flipped = _flip_separator(text)
+        if flipped is not None:
+            try:
+                move = parse_move(pos, flipped)
+            except MoveError:
+                move = None
+            if move is not None:
+                what = "capture" if move.is_capture else "quiet move"
+                played = move_text(pos, move)
+                if strict:
+                    return self._error(
+                        pos, i, first_error, f"the {what} {played} has these squares"
+                    )
+                if depth == 0:
+                    self._warn(pos, i, f"{text} written for the {what} {played}; read as {played}")
+                return move
+        return self._error(pos, i, first_error)
+
+    def _continues(self, move: Move, i, boards, state, history, depth) -> bool:
+        """True if, after ``move`` as move ``i``, every following move replays legally."""
+        boards, state, history = boards.copy(), state.copy(), history.copy()
+        first, forced = i, _forced(move)
+        while True:
+            code, j = self._run(boards, state, history, first, False, forced)
+            if code != core.NEED:
+                return True
+            found = self.resolve(self._position(boards, state), j, boards, state, history, depth)
+            if isinstance(found, ReplayError):
+                return False
+            first, forced = j, _forced(found)
+
+    def _number(self, pos: Position, i: int) -> int:
+        item = self.moves[i]
+        if isinstance(item, PdnMove):
+            return item.number
+        return move_number(i + 1, self.start.white_to_move == self.variant.white_moves_first)
+
+    def _error(self, pos: Position, i: int, error: MoveError, note: str = "") -> ReplayError:
+        return ReplayError(
+            self.game, i + 1, self._number(pos, i), colour_name(pos), self.texts[i], error, note
+        )
+
+    def _warn(self, pos: Position, i: int, message: str) -> None:
+        self.warnings.append(f"move {self._number(pos, i)} ({colour_name(pos)}): {message}")
+
+
+_NO_MOVE = np.zeros(4, dtype=np.uint64)
+
+
+def _forced(move: Move) -> np.ndarray:
+    return np.array([1, move.frm - 1, move.to - 1, move.captured_board], dtype=np.uint64)
+
+
+def _flip_separator(text: str) -> str | None:
+    """``30-39`` -> ``30x39`` and back, for a two-square text; None otherwise."""
+    try:
+        squares, is_capture = parse_squares(text)
+    except ValueError:
+        return None
+    if len(squares) != 2:
+        return None
+    return f"{squares[0]}{'-' if is_capture else 'x'}{squares[1]}"
+
+
+_CLEAN_MOVES = re.compile(r"(?:[0-9]{1,4}(?:[-x][0-9]{1,4})+ 0 )*")
+
+
+def _move_arrays(
+    moves: list[PdnMove | str], texts: list[str]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The written squares of every move, flat, with offsets and the capture flags.
+
+    Texts as the PDN reader writes them (``32-28``, ``19x28``, ``26x37x48``) are turned into
+    numbers in one pass: each move ends with a 0 (no square has that number) and a square
+    after an ``x`` is negated, so the compiled :func:`adjudicator.replaycore.decode_moves`
+    finds the moves and their separators. Other texts are split one by one.
+    """
+    joined = " 0 ".join(texts) + " 0 " if texts else ""
+    if _CLEAN_MOVES.fullmatch(joined):
+        tokens = np.fromstring(  # noqa: NPY201 - text mode, not deprecated
+            joined.replace("-", " ").replace("x", " -"), dtype=np.int64, sep=" "
+        )
+        return core.decode_moves(tokens, len(texts))
+    flat: list[int] = []
+    offsets = [0]
+    caps = []
+    for text in texts:
+        try:
+            found, is_capture = parse_squares(text)
+        except ValueError:
+            found, is_capture = [], False
+        if any(q > MAX_SQUARE for q in found):
+            found = []  # left to parse_move, which names the square out of range
+        flat.extend(found)
+        offsets.append(len(flat))
+        caps.append(1 if is_capture else 0)
+    return (
+        np.array(flat, dtype=np.int64),
+        np.array(offsets, dtype=np.int64),
+        np.array(caps, dtype=np.uint8),
+    )
 
 
 def move_number(ply: int, first_mover: bool) -> int:
@@ -140,5 +439,10 @@ def move_number(ply: int, first_mover: bool) -> int:
 def start_position(variant: Variant, fen: str | None) -> Position:
     """The game's start position: the FEN tag's, or the variant's initial one."""
     if fen is None or not fen.strip():
-        return Position.start(variant)
+        return _initial_position(variant)
     return Position.from_fen(fen, variant)
+
+
+@lru_cache(maxsize=16)
+def _initial_position(variant: Variant) -> Position:
+    return Position.start(variant)

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from typing import Any, TextIO
 
 from adjudicator.drawrules import THREEFOLD, RuleOptions
@@ -26,7 +27,13 @@ from adjudicator.pdn import PdnGame, PdnMove, read_games
 from adjudicator.replay import LOSSES, NO_PIECES, Replay, move_number, replay, start_position
 from adjudicator.tablesearch import plies, rule_position
 from tablebase.rules.position import FenError
-from tablebase.rules.variants import INTERNATIONAL, Variant, get_variant, variant_for_game_type
+from tablebase.rules.variants import (
+    INTERNATIONAL,
+    VARIANTS,
+    Variant,
+    get_variant,
+    variant_for_game_type,
+)
 
 ERROR_REASONS = frozenset({"illegal-move", "ambiguous-move", "pdn-error", "bad-tag"})
 UNKNOWN = "unknown"
@@ -34,7 +41,8 @@ UNKNOWN = "unknown"
 
 @dataclass(frozen=True)
 class Ruling:
-    """The ruling on one game (field order is the JSON object's)."""
+    """The ruling on one game (field order is the JSON object's; ``file`` is left out of it
+    when None, that is when a single file is ruled)."""
 
     game: int
     white: str | None
@@ -45,6 +53,9 @@ class Ruling:
     recorded_result: str | None
     agrees: bool
     detail: str
+    variant: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    file: str | None = None
 
     @property
     def is_error(self) -> bool:
@@ -53,29 +64,45 @@ class Ruling:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object, exactly the documented keys."""
-        return asdict(self)
+        out = asdict(self)
+        if self.file is None:
+            del out["file"]
+        else:  # the file right after the game number
+            out = {"game": out.pop("game"), "file": out.pop("file"), **out}
+        return out
 
 
 class BadTag(ValueError):
     """A tag that makes the game unplayable (unknown GameType, malformed FEN)."""
 
 
-def game_variant(game: PdnGame, override: Variant | str | None = None) -> Variant:
-    """The variant to play ``game`` with: the override, else its GameType tag (20
-    international, 21 english), else international."""
+def game_variant(game: PdnGame, override: Variant | str | None = None) -> Variant | None:
+    """The variant ``game`` names: the override, else its GameType tag (20 international,
+    21 english); None when neither says (the moves decide, see :func:`game_variants`)."""
     if override is not None:
         return get_variant(override)
     value = game.tags.get("GameType")
     if value is None:
-        return INTERNATIONAL
+        return None
     number = game.game_type
     variant = variant_for_game_type(number) if number is not None else None
     if variant is None:
+        supported = ", ".join(f"{v.game_type} {v.name}" for v in VARIANTS.values())
         raise BadTag(
-            f"unsupported GameType {value!r} (supported: 20 international, "
-            f"21 english; or choose the variant explicitly)"
+            f"unsupported GameType {_short(value)!r} (supported: {supported}; "
+            f"or choose the variant explicitly)"
         )
     return variant
+
+
+def game_variants(game: PdnGame, override: Variant | str | None = None) -> list[Variant]:
+    """The variants to try, in order: the named one, or every known variant."""
+    named = game_variant(game, override)
+    return [named] if named is not None else list(VARIANTS.values())
+
+
+def _short(text: str, width: int = 40) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def white_score_of(token: str | None, variant: Variant) -> int | None:
@@ -103,7 +130,9 @@ def rule_game(
 
     Replays it with full legality checks and the draw rules; a game that ends without a
     terminal event is ruled from its final position with ``tablebase`` (an object with the
-    :mod:`tablebase.probe` methods) when given, else ``"unknown"``/``"unfinished"``.
+    :mod:`tablebase.probe` methods, or a mapping from variant names to such objects) when
+    it covers the game's variant, else ``"unknown"``/``"unfinished"``. Without ``variant``
+    and a GameType tag, the variant is the first whose rules replay the game legally.
     """
     options = options or RuleOptions()
     if isinstance(game_or_moves, PdnGame):
@@ -111,21 +140,76 @@ def rule_game(
     else:
         game = _as_game(game_or_moves, fen, get_variant(variant or INTERNATIONAL))
     recorded = game.tags.get("Result") or game.result_token
-    ruler = _Ruler(game, recorded)
+    ruler = _Ruler(game, recorded, list(game.warnings))
     if game.error is not None:
         return ruler.unknown("pdn-error", len(game.moves), str(game.error))
+    tag, token = game.tags.get("Result"), game.result_token
+    if tag and token and token != "*" and tag != token:
+        ruler.warnings.append(
+            f"the Result tag {_short(tag)!r} differs from the result {token!r} "
+            "at the end of the moves (the tag is taken as recorded)"
+        )
+    fen = fen if fen is not None else game.fen
     try:
-        v = game_variant(game, variant)
-        start = start_position(v, fen if fen is not None else game.fen)
-    except (BadTag, FenError) as error:
+        candidates = game_variants(game, variant)
+        if fen is not None:
+            check_fen_text(fen)
+    except BadTag as error:
         return ruler.unknown("bad-tag", 0, f"game {game.index}: {error}")
-    ruler.variant = v
-    played = replay(game, start, options)
-    if played.error is not None:
-        return ruler.unknown(played.error.kind, played.error.ply, str(played.error))
+    played, failures = _replay_first_legal(game, candidates, fen, options)
+    if played is None:
+        v, error = max(failures, key=lambda f: getattr(f[1], "ply", 0))
+        ruler.variant = v
+        if len(candidates) > 1:
+            tried = ", ".join(c.name for c in candidates)
+            note = f" (no GameType tag, and no variant replays the game: tried {tried})"
+        else:
+            note = ""
+        if isinstance(error, FenError):
+            return ruler.unknown("bad-tag", 0, f"game {game.index}: {error}{note}")
+        return ruler.unknown(error.kind, error.ply, f"{error}{note}")
+    ruler.variant = played.variant
+    if len(candidates) > 1:
+        ruler.warnings.append(
+            f"no GameType tag: variant {played.variant.name} inferred "
+            "(the first whose rules replay the moves legally)"
+        )
+    ruler.warnings.extend(played.warnings)
     if played.event is not None:
         return ruler.event(played, options)
+    if isinstance(tablebase, Mapping):
+        tablebase = tablebase.get(played.variant.name)
     return ruler.final(played, tablebase, options)
+
+
+def check_fen_text(fen: str) -> None:
+    """Refuse a FEN tag the rules engine would misread: digits other than ASCII 0-9, or a
+    number too long to be a square."""
+    for ch in fen:
+        if ch.isdigit() and not ("0" <= ch <= "9"):
+            raise BadTag(f"FEN {_short(fen)!r}: {ch!r} is not an ASCII digit")
+    for run in re.findall(r"[0-9]+", fen):
+        if len(run) > 4:
+            raise BadTag(f"FEN {_short(fen)!r}: number {_short(run, 12)} is not a square")
+
+
+def _replay_first_legal(
+    game: PdnGame, candidates: list[Variant], fen: str | None, options: RuleOptions
+) -> tuple[Replay | None, list[tuple[Variant, Any]]]:
+    """The replay under the first candidate variant that plays the game legally, or None
+    with each candidate's error."""
+    failures: list[tuple[Variant, Any]] = []
+    for v in candidates:
+        try:
+            start = start_position(v, fen)
+        except FenError as error:
+            failures.append((v, error))
+            continue
+        played = replay(game, start, options)
+        if played.error is None:
+            return played, failures
+        failures.append((v, played.error))
+    return None, failures
 
 
 def _as_game(moves: Sequence[str | PdnMove], fen: str | None, variant: Variant) -> PdnGame:
@@ -149,10 +233,11 @@ def _as_game(moves: Sequence[str | PdnMove], fen: str | None, variant: Variant) 
 class _Ruler:
     """Builds the rulings of one game."""
 
-    def __init__(self, game: PdnGame, recorded: str | None) -> None:
+    def __init__(self, game: PdnGame, recorded: str | None, warnings: list[str]) -> None:
         self.game = game
         self.recorded = recorded
         self.variant = INTERNATIONAL
+        self.warnings = warnings
 
     def make(self, score: int | None, reason: str, ply: int, detail: str) -> Ruling:
         result = UNKNOWN if score is None else self.variant.result_for(score)
@@ -168,6 +253,8 @@ class _Ruler:
             self.recorded,
             agrees,
             detail,
+            self.variant.name,
+            list(self.warnings),
         )
 
     def unknown(self, reason: str, ply: int, detail: str) -> Ruling:
@@ -248,7 +335,8 @@ def rule_file(
     read. A missing file raises ``OSError``.
     """
     with _opened(db) as tb:
-        games = read_games(path_or_file, errors="collect")
+        strict = options is not None and options.strict
+        games = read_games(path_or_file, errors="collect", strict=strict)
         for _, ruling in rule_games(games, variant=variant, tablebase=tb, options=options):
             yield ruling
 

@@ -53,7 +53,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from adjudicator.drawrules import RuleOptions
 from adjudicator.pdn import PdnGame, read_games
-from adjudicator.ruling import BadTag, Ruling, game_variant, rule_game
+from adjudicator.ruling import Ruling, rule_game
 from tablebase.probe import RESULTS, MissingSliceError, Tablebase, normalise
 from tablebase.rules import Move, legal_moves, play
 from tablebase.rules.notation import move_text
@@ -72,14 +72,8 @@ MAX_MOVE_TEXT = 64
 T = TypeVar("T")
 
 
-class VariantName(StrEnum):
-    """The variants a client may name (checked against a fixed set, never used as a path)."""
-
-    international = "international"
-    english = "english"
-
-
-assert {v.value for v in VariantName} == set(VARIANTS), "VariantName must list every variant"
+# The variants a client may name (checked against this fixed set, never used as a path).
+VariantName = StrEnum("VariantName", {name: name for name in VARIANTS})  # type: ignore[misc]
 
 
 @dataclass(frozen=True)
@@ -213,6 +207,7 @@ class OptionsModel(BaseModel):
     english_rule: Literal["standard", "casual"] = "standard"
     english_count: int | None = Field(default=None, ge=1, le=1000)
     elapsed: int = Field(default=0, ge=0, le=10_000)
+    strict: bool = False
 
 
 class GameModel(BaseModel):
@@ -412,10 +407,11 @@ class Service:
 
     # --- /adjudicate ----------------------------------------------------------------------
     def rule_pdn(
-        self, text: str, variant: str | None, options: RuleOptions, collect: bool
+        self, body: bytes, variant: str | None, options: RuleOptions, collect: bool
     ) -> list[dict[str, Any]]:
         games: list[PdnGame] = []
-        for game in read_games(io.StringIO(text), name="<request>", errors="collect"):
+        source = io.BytesIO(body)
+        for game in read_games(source, name="<request>", errors="collect", strict=options.strict):
             if game.error is not None and not collect:
                 raise ApiError(400, f"malformed PDN: {game.error}", game=game.index)
             games.append(game)
@@ -429,11 +425,7 @@ class Service:
             raise ApiError(400, "no games found in the PDN text")
         out = []
         for game in games:
-            try:
-                tb = self.tables.get(game_variant(game, variant).name)
-            except BadTag:
-                tb = None  # rule_game rules it "bad-tag"
-            ruling = rule_game(game, variant=variant, tablebase=tb, options=options)
+            ruling = rule_game(game, variant=variant, tablebase=self.tables, options=options)
             out.append(ruling.to_dict())
         return out
 
@@ -464,6 +456,7 @@ class Service:
             english_count=o.english_count,
             elapsed=o.elapsed,
             search_nodes=self.settings.search_nodes,
+            strict=o.strict,
         )
 
     def parse_json_games(self, body: bytes) -> list[GameModel]:
@@ -608,6 +601,9 @@ def create_app(
         english_rule: Literal["standard", "casual"] = "standard",
         english_count: Annotated[int | None, Query(ge=1, le=1000)] = None,
         elapsed: Annotated[int, Query(ge=0, le=10_000)] = 0,
+        strict: Annotated[
+            bool, Query(description="every forgiveness of the reader and replay is an error")
+        ] = False,
         errors: Annotated[
             Literal["reject", "collect"],
             Query(description="PDN: a malformed game fails the request, or is ruled pdn-error"),
@@ -621,17 +617,17 @@ def create_app(
             games = service.parse_json_games(body)
             out = await service.run(service.rule_json, games)
         else:
-            text = body.decode("utf-8-sig", errors="replace")
             options = service._options(
                 OptionsModel(
                     disputed=disputed,
                     english_rule=english_rule,
                     english_count=english_count,
                     elapsed=elapsed,
+                    strict=strict,
                 )
             )
             name = variant.value if variant else None
-            out = await service.run(service.rule_pdn, text, name, options, errors == "collect")
+            out = await service.run(service.rule_pdn, body, name, options, errors == "collect")
         return JSONResponse(out)
 
     @app.get("/", include_in_schema=False)

@@ -20,12 +20,17 @@ The schema, in plies throughout:
   each without a capture, man moves not resetting). ``"standard"`` is always ``count``.
 - ``endings``: material-specific counts (:class:`EndingCount`), in priority order. An ending
   is in force when one side's material matches ``weak`` and the other's ``strong`` (either
-  colour may be the weak side). International: a lone king against three pieces with at
-  least one king, 16 moves (32 plies); against one or two pieces with a king, 5 moves (10).
+  colour may be the weak side), the pieces of both sides together fall in ``total``, and,
+  when ``weak_squares`` is not 0, every king of the weak side stands on one of those squares
+  (a bitboard: bit ``i`` is square ``i + 1``; Russian 7.2.7, the lone king on the long
+  diagonal). International: a lone king against three pieces with at least one king, 16 moves
+  (32 plies); against one or two pieces with a king, 5 moves (10).
 
 How an ending count runs (RULES.md): it starts at the move that creates the ending's
 material (that move not counted) and then every ply counts, man moves and promotions
-included. A capture inside an ending that leaves ending material again (the lone king taking
+included; with ``restart_on_change`` (Russian 7.2.6) a capture or a promotion that leaves the
+same ending's material starts it afresh instead. A capture inside an ending that leaves
+ending material again (the lone king taking
 a piece: 16-move into 5-move, or 5-move into 5-move) is the disputed point: under
 ``"restart"`` the new ending's count starts fresh; under ``"cumulative"`` the running count
 goes on and the fresh one applies on top, so whichever has fewer plies left binds (the one
@@ -91,6 +96,19 @@ class EndingCount:
     plies: int
     weak: SideMaterial
     strong: SideMaterial
+    total: tuple[int, int] = (0, ANY)
+    restart_on_change: bool = False
+    weak_squares: int = 0
+
+    def row(self) -> list[int]:
+        return [
+            self.plies,
+            *self.weak.row(),
+            *self.strong.row(),
+            *self.total,
+            int(self.restart_on_change),
+            self.weak_squares,
+        ]
 
 
 @dataclass(frozen=True)
@@ -117,14 +135,17 @@ class DrawRules:
             count = replace(count, name=f"{moves}-move", plies=2 * moves)
         return count
 
-    def ending_of(self, wm: int, wk: int, bm: int, bk: int) -> EndingCount | None:
-        """The ending count the material puts in force, or None."""
-        for e in self.endings:
-            if (e.weak.matches(wm, wk) and e.strong.matches(bm, bk)) or (
-                e.weak.matches(bm, bk) and e.strong.matches(wm, wk)
-            ):
-                return e
-        return None
+    def ending_of(self, pos) -> EndingCount | None:
+        """The ending count the pieces of ``pos`` (anything with the four bitboards
+        ``white_men, white_kings, black_men, black_kings``) put in force, or None."""
+        i = material_ending(
+            self.table(),
+            np.uint64(pos.white_men),
+            np.uint64(pos.white_kings),
+            np.uint64(pos.black_men),
+            np.uint64(pos.black_kings),
+        )
+        return None if i < 0 else self.endings[i]
 
     def table(
         self, preset: str = "standard", moves: int | None = None, disputed: str = "restart"
@@ -142,7 +163,7 @@ class DrawRules:
             len(self.endings),
         ]
         for e in self.endings:
-            head += [e.plies, *e.weak.row(), *e.strong.row()]
+            head += e.row()
         return np.array(head, dtype=np.int64)
 
     def rule_name(self, rule: int, preset: str = "standard", moves: int | None = None) -> str:
@@ -152,7 +173,10 @@ class DrawRules:
 
 # Layout of DrawRules.table().
 T_THREEFOLD, T_PLIES, T_MAN_RESETS, T_CAPTURE_RESETS, T_DISPUTED, T_NENDINGS = range(6)
-T_ENDINGS, T_ENDING_FIELDS = 6, 13
+T_ENDINGS, T_ENDING_FIELDS = 6, 17
+# Within an ending's fields: plies, weak side (6), strong side (6), total (2), restart flag,
+# weak-king squares.
+E_PLIES, E_WEAK, E_STRONG, E_TOTAL, E_RESTART, E_SQUARES = 0, 1, 7, 13, 15, 16
 
 
 INTERNATIONAL_RULES = DrawRules(
@@ -170,6 +194,24 @@ ENGLISH_RULES = DrawRules(
     presets=(("casual", MoveCount("50-move", 100, man_move_resets=False)),),
     count_is_setting=True,
 )
+
+# Russian draughts, FMJD-64 rules 7.2.3-7.2.8 (docs/RULES-VARIANTS.md): threefold; 15 moves
+# of king moves only (7.2.5); three or more kings against a lone king, 15 moves (7.2.4); two
+# pieces or fewer with a king against a lone king, 5 moves (7.2.8). 7.2.6 (30/60 moves with
+# kings on both sides at 4-5/6-7 pieces) and 7.2.7 (the long diagonal) are not expressible
+# in this schema yet.
+RUSSIAN_RULES = DrawRules(
+    threefold=True,
+    count=MoveCount("15-move", 30),
+    endings=(
+        EndingCount("15-move-kings", 30, LONE_KING, SideMaterial(men=(0, 0), kings=(3, ANY))),
+        EndingCount("5-move", 10, LONE_KING, SideMaterial(kings=(1, ANY), pieces=(1, 2))),
+    ),
+)
+
+# Brazilian draughts has no official draw text; the servers (lidraughts, pydraughts) apply
+# the Russian rules to it, and so do we (docs/RULES-VARIANTS.md).
+BRAZILIAN_RULES = RUSSIAN_RULES
 
 
 # ------------------------------------------------------------------------ compiled core
@@ -195,21 +237,29 @@ def _side_matches(table, at, men, kings):
 
 
 @njit(cache=True)
-def ending_index(table, wm, wk, bm, bk):
-    """Index of the ending count the material (piece counts) puts in force, or -1."""
-    for i in range(table[T_NENDINGS]):
-        at = T_ENDINGS + i * T_ENDING_FIELDS
-        if _side_matches(table, at + 1, wm, wk) and _side_matches(table, at + 7, bm, bk):
-            return i
-        if _side_matches(table, at + 1, bm, bk) and _side_matches(table, at + 7, wm, wk):
-            return i
-    return -1
+def _ending_fits(table, at, weak_men, weak_kings, strong_men, strong_kings, weak_king_board):
+    total = weak_men + weak_kings + strong_men + strong_kings
+    if not (table[at + E_TOTAL] <= total <= table[at + E_TOTAL + 1]):
+        return False
+    if not _side_matches(table, at + E_WEAK, weak_men, weak_kings):
+        return False
+    if not _side_matches(table, at + E_STRONG, strong_men, strong_kings):
+        return False
+    squares = np.uint64(table[at + E_SQUARES])
+    return squares == 0 or (weak_king_board & ~squares) == 0
 
 
 @njit(cache=True)
 def material_ending(table, wm, wk, bm, bk):
-    """:func:`ending_index` of bitboards."""
-    return ending_index(table, popcount(wm), popcount(wk), popcount(bm), popcount(bk))
+    """Index of the ending count the pieces (bitboards) put in force, or -1."""
+    nwm, nwk, nbm, nbk = popcount(wm), popcount(wk), popcount(bm), popcount(bk)
+    for i in range(table[T_NENDINGS]):
+        at = T_ENDINGS + i * T_ENDING_FIELDS
+        if _ending_fits(table, at, nwm, nwk, nbm, nbk, wk):
+            return i
+        if _ending_fits(table, at, nbm, nbk, nwm, nwk, bk):
+            return i
+    return -1
 
 
 @njit(cache=True)
@@ -228,9 +278,9 @@ def count_start(table, wm, wk, bm, bk, elapsed):
 
 
 @njit(cache=True)
-def count_after(table, rule, limit, elapsed, old_ending, new_ending, man_moved, captured):
-    """The count after one ply. ``old_ending``/``new_ending``: :func:`ending_index` of the
-    material before and after; ``man_moved``, ``captured``: what the move did."""
+def count_after(table, rule, limit, elapsed, old_ending, new_ending, man_moved, captured, crowned):
+    """The count after one ply. ``old_ending``/``new_ending``: :func:`material_ending` before
+    and after; ``man_moved``, ``captured``, ``crowned``: what the move did."""
     if new_ending < 0:
         if rule >= 0:  # the move left the ending's material
             return fresh_count(table, GENERAL)
@@ -238,6 +288,9 @@ def count_after(table, rule, limit, elapsed, old_ending, new_ending, man_moved, 
             return fresh_count(table, GENERAL)
         return rule, limit, elapsed + 1
     if old_ending < 0 or rule < 0:  # the move created the ending's material
+        return fresh_count(table, new_ending)
+    restarts = table[T_ENDINGS + new_ending * T_ENDING_FIELDS + E_RESTART] != 0
+    if new_ending == old_ending and (captured or crowned) and restarts:
         return fresh_count(table, new_ending)
     if new_ending == old_ending and not captured:
         return rule, limit, elapsed + 1  # man moves and promotions inside the ending
@@ -309,7 +362,7 @@ class Counter:
         return self.make(*fresh_count(self.table, index))
 
     def ending(self, pos) -> int:
-        """:func:`ending_index` of ``pos``."""
+        """:func:`material_ending` of ``pos``."""
         return int(
             material_ending(
                 self.table,
@@ -329,6 +382,8 @@ class Counter:
         ``after``."""
         men = before.white_men if before.white_to_move else before.black_men
         man_moved = bool(men >> (move.frm - 1) & 1)
+        kings_after = after.black_kings if after.white_to_move else after.white_kings
+        crowned = man_moved and bool(kings_after >> (move.to - 1) & 1)
         rule, limit, elapsed = count_after(
             self.table,
             count.index,
@@ -338,5 +393,6 @@ class Counter:
             self.ending(after),
             man_moved,
             move.is_capture,
+            crowned,
         )
         return self.make(int(rule), int(limit), int(elapsed))

@@ -51,7 +51,7 @@ def test_json_lines(games):
     assert [r["reason"] for r in rows] == ["threefold", "illegal-move"]
     assert list(rows[0]) == [
         "game", "white", "black", "result", "reason", "ply", "recorded_result", "agrees",
-        "detail",
+        "detail", "variant", "warnings",
     ]  # fmt: skip
 
 

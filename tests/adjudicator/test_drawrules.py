@@ -7,9 +7,10 @@ import pytest
 from adj_helpers import apply, position, walk
 
 from adjudicator import RuleOptions, rule_game
-from adjudicator.drawrules import Count, Counter, DrawState, ending
+from adjudicator.drawrules import Count, DrawState, ending
 from tablebase.rules import has_capture, legal_moves, play
 from tablebase.rules.notation import move_text
+from tablebase.rules.variants import ENGLISH, INTERNATIONAL
 
 KINGS_2V2 = "W:WK46,K50:BK1,K5"
 LONE_V_3K = "W:WK47,K48,K49:BK3"
@@ -59,13 +60,17 @@ def test_ending_material(fen, rule):
 
 
 def test_counter_start_and_elapsed():
-    c = Counter("international", RuleOptions())
-    assert c.start(position(LONE_V_3K)) == Count("16-move", 32, 0)
-    assert c.start(position(LONE_V_2K), 4) == Count("5-move", 10, 4)
+    c = RuleOptions().counter(INTERNATIONAL)
+    assert c.start(position(LONE_V_3K)) == Count("16-move", 32, 0, 0)
+    assert c.start(position(LONE_V_2K), 4) == Count("5-move", 10, 4, 1)
     assert c.start(position(KINGS_2V2), 7) == Count("25-move", 50, 7)
-    e = Counter("english", RuleOptions(english_count=30))
+    e = RuleOptions(english_count=30).counter(ENGLISH)
     assert e.start(position(EN_KINGS, "english")) == Count("30-move", 60, 0)
-    casual = Counter("english", RuleOptions(english_preset="casual"))
+    # the English options do not touch International's fixed counts
+    assert RuleOptions(english_count=30).counter(INTERNATIONAL).start(position(KINGS_2V2)) == Count(
+        "25-move", 50, 0
+    )
+    casual = RuleOptions(english_preset="casual").counter(ENGLISH)
     assert casual.start(position(EN_KINGS, "english")).limit == 100
 
 

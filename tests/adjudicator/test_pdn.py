@@ -45,9 +45,9 @@ def move_ids(game: PdnGame) -> list[tuple[int, str, str]]:
     return [(m.number, m.side, m.text) for m in game.moves]
 
 
-def error_of(text: str) -> PdnError:
+def error_of(text: str, **options) -> PdnError:
     with pytest.raises(PdnError) as caught:
-        games_of(text)
+        games_of(text, **options)
     return caught.value
 
 
@@ -290,7 +290,6 @@ def test_error_message_names_file_line_column_and_game():
         ("1. 32-28 17", "incomplete move '17'", 1, 10),
         ("1. 32-28 {a comment\nthat never ends", "unterminated comment starting here", 1, 10),
         ("1. 32-28 (1. 33-29\n17-22", "unterminated variation starting here", 1, 10),
-        ("1. 32-28 17-22\n2. 28x17", "unexpected end of file", 2, 9),
     ],
 )
 def test_malformed_text_gives_a_precise_error(text, message, line, col):
@@ -305,13 +304,13 @@ def test_truncated_file_yields_complete_games_then_errors(tmp_path):
     for end, message in [(cut + 4, "unexpected end of file"), (cut + 6, "incomplete move '39'")]:
         path = tmp_path / "cut.pdn"
         path.write_text(text[:end])
-        reader = read_games(path)
+        reader = read_games(path, strict=True)
         assert [next(reader).index for _ in range(4)] == [1, 2, 3, 4]
         with pytest.raises(PdnError) as caught:
             next(reader)
         assert (caught.value.game, caught.value.line) == (5, 113)
         assert message in str(caught.value)
-        games = list(read_games(path, errors="collect"))
+        games = list(read_games(path, errors="collect", strict=True))
         assert len(games) == 5 and games[4].error is not None
         assert move_ids(games[4])[-1] == (29, SECOND, "23x34")
 

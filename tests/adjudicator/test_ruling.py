@@ -15,7 +15,10 @@ from adjudicator.pdn import read_games
 from adjudicator.ruling import white_score_of
 from tablebase.rules.variants import ENGLISH, INTERNATIONAL
 
-KEYS = ["game", "white", "black", "result", "reason", "ply", "recorded_result", "agrees", "detail"]
+KEYS = [
+    "game", "white", "black", "result", "reason", "ply", "recorded_result", "agrees", "detail",
+    "variant", "warnings",
+]  # fmt: skip
 CYCLE = ["50-44", "1-6", "44-50", "6-1"]
 KINGS = "W:WK46,K50:BK1,K5"
 
@@ -42,6 +45,8 @@ def test_json_object_exactly():
         "recorded_result": "1-1",
         "agrees": True,
         "detail": d["detail"],
+        "variant": "international",
+        "warnings": [],
     }
     assert "third occurrence of W:WK46,K50:BK1,K5" in d["detail"]
     json.dumps(d)
@@ -105,7 +110,7 @@ def test_unfinished_without_tablebase():
 GOOD = pdn(CYCLE * 2, fen=KINGS, result="1-1", GameType="20")
 ILLEGAL = pdn(["1.", "32-28", "19-23", "2.", "28-22"], result="2-0", White="W2")
 AMBIGUOUS = pdn(["33x11"], fen="W:W33:B7-9,18,19,28,29", result="2-0")
-BAD_TYPE = pdn(["32-28"], result="*", GameType="25")
+BAD_TYPE = pdn(["32-28"], result="*", GameType="99")
 BAD_FEN = pdn(["32-28"], fen="W:W31-55:B1-20", result="*")
 NESTED = '[Event "n"]\n\n1. 33-29 19-23 2. 35-30 { nested { comment } } 2-0\n'
 TRUNCATED = '[Event "t"]\n\n1. 32-28 19-23 2. 28x19 14x2'
@@ -122,19 +127,22 @@ def test_errors_are_precise_and_other_games_ruled():
         "bad-tag",
         "pdn-error",
         "threefold",
-        "pdn-error",
+        "illegal-move",
     ]
     assert [r.game for r in rulings] == list(range(1, 9))
     illegal = rulings[1]
-    assert illegal.detail == (
-        "game 2, move 2 (white) 28-22: not legal in this position (legal: 28x19)"
+    assert illegal.detail.startswith(
+        "game 2, move 2 (white) 28-22: not legal in this position (legal: 28x19) "
+        "(no GameType tag, and no variant replays the game: tried international, english"
     )
     assert (illegal.ply, illegal.result, illegal.white) == (3, "unknown", "W2")
     assert "ambiguous" in rulings[2].detail and "33x22x13x2x11" in rulings[2].detail
-    assert "unsupported GameType '25'" in rulings[3].detail
+    assert "unsupported GameType '99'" in rulings[3].detail
     assert "square 55 out of range" in rulings[4].detail
     assert "<stream>:24:34: game 6: nested comment" in rulings[5].detail
-    assert "end of file" in rulings[7].detail
+    # the last game, cut short: read as `*` with a warning, then its cut move is illegal
+    assert "14x2: not legal" in rulings[7].detail
+    assert rulings[7].warnings == ["no result token at the end of the file (33:29): read as '*'"]
     assert all(r.is_error for r in rulings if r.reason != "threefold")
 
 

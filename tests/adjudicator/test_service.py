@@ -29,6 +29,7 @@ KINGS = "W:WK46,K50:BK1,K5"
 MOVE_KEYS = {"move", "from", "to", "captures", "path", "result", "dtw", "fen"}
 RULING_KEYS = [
     "game", "white", "black", "result", "reason", "ply", "recorded_result", "agrees", "detail",
+    "variant", "warnings",
 ]  # fmt: skip
 
 
@@ -312,8 +313,8 @@ BAD_REQUESTS = {
         {"content": "1. 32-28 {a {b} c} 19-23 *", "headers": {"content-type": "text/plain"}},
         400, ["malformed PDN"],
     ),
-    "pdn-cut-short": (
-        "POST", "/adjudicate",
+    "pdn-cut-short-strict": (
+        "POST", "/adjudicate?strict=true",
         {"content": '[Event "x"]\n1. 32-28 19-23', "headers": {"content-type": "text/plain"}},
         400, ["malformed PDN"],
     ),

@@ -17,7 +17,7 @@ from adj_helpers import walk
 
 import tablebase
 from adjudicator import RuleOptions, rule_game
-from adjudicator.drawrules import Count, Counter, ending
+from adjudicator.drawrules import Count, ending
 from adjudicator.tablesearch import Search
 from tablebase.rules import legal_moves, play
 from tablebase.rules.position import Position
@@ -102,9 +102,9 @@ def test_search_agrees_with_plain_minimax(dbs, variant):
                 continue
             for r in range(1, min(dtw + 2, 6)):
                 for disputed in ("restart", "cumulative"):
-                    counter = Counter(variant, RuleOptions(disputed=disputed))
+                    counter = RuleOptions(disputed=disputed).counter(v)
                     start = counter.start(pos)
-                    count = Count(start.rule, start.limit, start.limit - r)
+                    count = Count(start.rule, start.limit, start.limit - r, start.index)
                     winner_white = (wdl > 0) == pos.white_to_move
                     expected = _naive(tb, counter, pos, count, winner_white)
                     assert Search(tb, counter).forced(pos, count) == expected, (pos.fen(), r)

@@ -1,0 +1,222 @@
+"""The compiled replay loop: legality, repetition and the move counts, one game per call.
+
+A game's moves come as three arrays: ``squares`` (the written square numbers of every move,
+one after another), ``offsets`` (move ``i`` is ``squares[offsets[i]:offsets[i + 1]]``) and
+``captures`` (1 where the move is written with ``x``). :func:`run` plays moves
+``first .. last - 1`` from the state in ``boards``/``state``/``history`` and updates them:
+
+- per ply it generates the legal moves once; that one list says whether the side to move
+  has lost (no pieces, no legal move) *and* which legal move the next text names;
+- a text of two squares naming exactly one legal move with the written separator is played
+  here; anything else (paths, a wrong separator, ambiguity, an illegal move) returns
+  ``NEED`` with the ply, and the Python side (:mod:`adjudicator.replay`) decides, then calls
+  :func:`run` again with that move in ``forced``;
+- after each ply, in this order: the side to move has no pieces or no legal move (it has
+  lost: winning takes precedence), threefold repetition (when the rules have it), the running
+  count expired. The first event is kept in ``state``; with ``stop`` the loop ends there.
+
+The count is the triple (rule, limit, elapsed) of :mod:`tablebase.rules.drawrules`, moved by
+its compiled :func:`~tablebase.rules.drawrules.count_after`. The repetition history holds
+the positions since the last capture or man move (no earlier one can recur), so a linear
+scan of it is short.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from tablebase.rules import movegen as mg
+from tablebase.rules.drawrules import T_THREEFOLD, count_after, material_ending
+
+# state[] layout
+S_WHITE, S_RULE, S_LIMIT, S_ELAPSED, S_NHIST, S_EVENT, S_EVENT_PLY, S_EVENT_RULE = range(8)
+STATE_FIELDS = 8
+# events
+EV_NONE, EV_NO_PIECES, EV_NO_MOVES, EV_THREEFOLD, EV_COUNT = range(5)
+# run() return codes
+DONE, NEED, EVENT = 0, 1, 2
+
+_ONE = np.uint64(1)
+
+
+@njit(cache=True)
+def decode_moves(tokens, nmoves):
+    """(squares, offsets, captures) of moves written as numbers, each move ending with 0 and
+    each square after an ``x`` negated (see :func:`adjudicator.replay._move_arrays`)."""
+    squares = np.empty(tokens.shape[0], dtype=np.int64)
+    offsets = np.empty(nmoves + 1, dtype=np.int64)
+    captures = np.zeros(nmoves, dtype=np.uint8)
+    offsets[0] = 0
+    k = 0
+    m = 0
+    for t in tokens:
+        if t == 0:
+            m += 1
+            offsets[m] = k
+        else:
+            if t < 0:
+                captures[m] = 1
+                t = -t
+            squares[k] = t
+            k += 1
+    return squares[:k], offsets, captures
+
+
+@njit(cache=True)
+def _side(boards, white):
+    if white:
+        return boards[0], boards[1], boards[2], boards[3]
+    return boards[2], boards[3], boards[0], boards[1]
+
+
+@njit(cache=True)
+def _generate(nbr, rules, boards, white, buf, ws):
+    own_m, own_k, opp_m, opp_k = _side(boards, white)
+    return mg.generate_moves(nbr, rules, white, own_m, own_k, opp_m, opp_k, buf, ws)
+
+
+@njit(cache=True)
+def _record(state, event, ply):
+    if state[S_EVENT] == EV_NONE:
+        state[S_EVENT] = event
+        state[S_EVENT_PLY] = ply
+        state[S_EVENT_RULE] = state[S_RULE]
+
+
+@njit(cache=True)
+def position_event(boards, state, nmoves):
+    """The side to move's loss in the current position (``nmoves`` legal moves), or none."""
+    white = state[S_WHITE] != 0
+    own_m, own_k, _, _ = _side(boards, white)
+    if own_m | own_k == 0:
+        return EV_NO_PIECES
+    if nmoves == 0:
+        return EV_NO_MOVES
+    return EV_NONE
+
+
+@njit(cache=True)
+def start_event(nbr, rules, boards, state, buf, ws):
+    """The event of the start position itself (a finished game, or a count run out)."""
+    n = _generate(nbr, rules, boards, state[S_WHITE] != 0, buf, ws)
+    event = position_event(boards, state, n)
+    if event == EV_NONE and state[S_ELAPSED] >= state[S_LIMIT]:
+        event = EV_COUNT
+    if event != EV_NONE:
+        _record(state, event, 0)
+    return event
+
+
+@njit(cache=True)
+def _play(rules, table, boards, state, history, frm, to, cap):
+    """Make one move and advance the count and the history; True if threefold."""
+    white = state[S_WHITE] != 0
+    own_m, own_k, opp_m, opp_k = _side(boards, white)
+    man_moved = (own_m >> frm) & _ONE != 0
+    old_end = material_ending(table, boards[0], boards[1], boards[2], boards[3])
+    a, b, c, d = mg.make_move(rules, white, own_m, own_k, opp_m, opp_k, frm, to, cap)
+    if white:  # make_move answers with the new side to move first
+        boards[0], boards[1], boards[2], boards[3] = c, d, a, b
+    else:
+        boards[0], boards[1], boards[2], boards[3] = a, b, c, d
+    state[S_WHITE] = 0 if white else 1
+    mover_kings = boards[1] if white else boards[3]
+    crowned = man_moved and (mover_kings >> to) & _ONE != 0
+    new_end = material_ending(table, boards[0], boards[1], boards[2], boards[3])
+    rule, limit, elapsed = count_after(
+        table,
+        state[S_RULE],
+        state[S_LIMIT],
+        state[S_ELAPSED],
+        old_end,
+        new_end,
+        man_moved,
+        cap != 0,
+        crowned,
+    )
+    state[S_RULE], state[S_LIMIT], state[S_ELAPSED] = rule, limit, elapsed
+    if cap != 0 or man_moved:
+        state[S_NHIST] = 0
+    k = state[S_NHIST]
+    side = np.uint64(state[S_WHITE])
+    seen = 1
+    for j in range(k):
+        if (
+            history[j, 0] == boards[0]
+            and history[j, 1] == boards[1]
+            and history[j, 2] == boards[2]
+            and history[j, 3] == boards[3]
+            and history[j, 4] == side
+        ):
+            seen += 1
+    history[k, 0], history[k, 1], history[k, 2], history[k, 3] = (
+        boards[0],
+        boards[1],
+        boards[2],
+        boards[3],
+    )
+    history[k, 4] = side
+    state[S_NHIST] = k + 1
+    return table[T_THREEFOLD] != 0 and seen >= 3
+
+
+@njit(cache=True)
+def run(
+    nbr,
+    rules,
+    table,
+    boards,
+    state,
+    history,
+    squares,
+    offsets,
+    captures,
+    first,
+    last,
+    stop,
+    forced,
+    buf,
+    ws,
+):
+    """Play moves ``first .. last-1``; returns (code, ply index): ``DONE`` (all played),
+    ``NEED`` (move ``ply`` needs the Python side) or ``EVENT`` (stopped at an event).
+
+    ``forced`` = (1, from, to, captured bitboard) plays that move (0-based squares) for
+    move ``first`` instead of matching its text; (0, ...) for none.
+    """
+    white = state[S_WHITE] != 0
+    n = _generate(nbr, rules, boards, white, buf, ws)
+    for i in range(first, last):
+        if i == first and forced[0] != 0:
+            frm, to, cap = forced[1], forced[2], forced[3]
+        else:
+            lo, hi = offsets[i], offsets[i + 1]
+            if hi - lo != 2:
+                return NEED, i
+            f = np.uint64(squares[lo] - 1)
+            t = np.uint64(squares[lo + 1] - 1)
+            want = captures[i] != 0
+            hit = -1
+            exact = 0
+            for r in range(n):
+                if buf[r, mg.F_FROM] == f and buf[r, mg.F_TO] == t:
+                    if (buf[r, mg.F_NCAP] != 0) == want:
+                        exact += 1
+                        hit = r
+            if exact != 1:
+                return NEED, i
+            frm, to, cap = f, t, buf[hit, mg.F_CAP]
+        threefold = _play(rules, table, boards, state, history, frm, to, cap)
+        n = _generate(nbr, rules, boards, state[S_WHITE] != 0, buf, ws)
+        event = position_event(boards, state, n)
+        if event == EV_NONE:
+            if threefold:
+                event = EV_THREEFOLD
+            elif state[S_ELAPSED] >= state[S_LIMIT]:
+                event = EV_COUNT
+        if event != EV_NONE:
+            _record(state, event, i + 1)
+            if stop:
+                return EVENT, i + 1
+    return DONE, last
