@@ -14,7 +14,15 @@ imports nothing from them:
 The names below are the package's public face; each lives in the module named above.
 """
 
-from tablebase.rules.moves import Move, has_capture, legal_moves, perft, play, quiet_unmoves
+from tablebase.rules.moves import (
+    Move,
+    MoveList,
+    has_capture,
+    legal_moves,
+    perft,
+    play,
+    quiet_unmoves,
+)
 from tablebase.rules.position import FenError, Position
 from tablebase.rules.variants import VARIANTS, Variant, get_variant
 
@@ -22,6 +30,7 @@ __all__ = [
     "VARIANTS",
     "FenError",
     "Move",
+    "MoveList",
     "Position",
     "Variant",
     "get_variant",

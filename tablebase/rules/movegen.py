@@ -10,8 +10,16 @@ from the variant geometry), so capture detection works on whole bitboards; only 
 that can capture are searched, and loops visit set bits rather than every square.
 
 Moves are written into a ``uint64[MAX_MOVES, MOVE_FIELDS]`` buffer, one row per move:
-``from, to, captured-bitboard, number captured, path length, path squares...``. A capture is
-one move per distinct (from, to, captured set); the path kept is the first route found.
+``from, to, captured-bitboard, number captured, path length, crowns, path squares...``. A
+capture is one move per distinct (from, to, captured set, crowns); the path kept is the first
+route found. ``crowns`` is 1 when a man becomes a king by the move: by ending on its
+promotion row, or (Russian) by reaching it during a capture and going on as a king.
+
+Callers read the buffer through the compiled accessors (:func:`move_from`, :func:`move_to`,
+:func:`move_captured`, :func:`move_capture_count`, :func:`move_path_length`,
+:func:`move_path_square`, :func:`move_crowns`, :func:`find_move`) and apply a row with
+:func:`play_row`, never by column number; :class:`tablebase.rules.moves.MoveList` is their
+face for Python callers.
 """
 
 from __future__ import annotations
@@ -25,12 +33,15 @@ from tablebase.index import lowest_square as _lowest
 
 MAX_MOVES = 512
 MAX_PATH = 32
-F_FROM, F_TO, F_CAP, F_NCAP, F_PLEN, F_PATH = 0, 1, 2, 3, 4, 5
+F_FROM, F_TO, F_CAP, F_NCAP, F_PLEN, F_CROWN, F_PATH = 0, 1, 2, 3, 4, 5, 6
 MOVE_FIELDS = F_PATH + MAX_PATH
 MAX_NODES = 1 << 15  # capture-search tree nodes per position
 
 # rules[] layout, mirrored from variants.R_*
-_NSQ, _FLYING, _MEN_BACK, _MAJORITY, _CROWN_STOPS, _WIDTH = 0, 1, 2, 3, 4, 5
+_NSQ, _FLYING, _MEN_BACK, _MAJORITY, _CROWNING, _WIDTH = 0, 1, 2, 3, 4, 5
+# rules[_CROWNING], mirrored from variants.CROWNING: what a man reaching its promotion row
+# in the middle of a capture does
+CROWN_PASSES, CROWN_STOPS, CROWN_CONTINUES = 0, 1, 2
 
 ONE = np.uint64(1)
 ZERO = np.uint64(0)
@@ -72,9 +83,12 @@ def new_move_buffer(depth: int = 1) -> np.ndarray:
     return np.zeros((depth, MAX_MOVES, MOVE_FIELDS), dtype=np.uint64)
 
 
+WS_ROWS = 5  # capture-search node table: square, captured, count, parent + 1, is king
+
+
 def new_workspace() -> np.ndarray:
-    """Scratch space for the capture search: rows are square, captured, count, parent."""
-    return np.zeros((4, MAX_NODES), dtype=np.uint64)
+    """Scratch space for the capture search (see :data:`WS_ROWS`)."""
+    return np.zeros((WS_ROWS, MAX_NODES), dtype=np.uint64)
 
 
 @njit(cache=True, inline="always")
@@ -181,10 +195,16 @@ def _capturers(nbr, rules, white, own_m, own_k, opp, empty):
 
 
 @njit(cache=True)
-def _emit(moves, n, frm, to, cap, ncap, ws, node):
-    """Record a capture ending at ``node`` unless the same (from, to, captured) exists."""
+def _emit(moves, n, frm, to, cap, ncap, crowns, ws, node):
+    """Record a capture ending at ``node`` unless the same (from, to, captured, crowns)
+    exists."""
     for i in range(n):
-        if moves[i, F_FROM] == frm and moves[i, F_TO] == to and moves[i, F_CAP] == cap:
+        if (
+            moves[i, F_FROM] == frm
+            and moves[i, F_TO] == to
+            and moves[i, F_CAP] == cap
+            and moves[i, F_CROWN] == crowns
+        ):
             return n
     if n >= MAX_MOVES:
         raise RuntimeError("move buffer overflow")
@@ -192,6 +212,7 @@ def _emit(moves, n, frm, to, cap, ncap, ws, node):
     moves[n, F_TO] = to
     moves[n, F_CAP] = cap
     moves[n, F_NCAP] = ncap
+    moves[n, F_CROWN] = crowns
     # path: walk parents back to the root
     length = 0
     k = node
@@ -216,21 +237,25 @@ def _captures_from(nbr, rules, white, frm, is_king, opp, occupied, moves, n, ws,
     """Search of every capture sequence of the piece on ``frm`` (breadth first).
 
     ``occupied`` excludes the moving piece (its start square is empty during the move);
-    captured pieces stay in ``occupied`` so they block until the move ends. Returns the new
-    move count and the largest number of pieces captured so far.
+    captured pieces stay in ``occupied`` so they block until the move ends. A man landing on
+    its promotion row mid-capture passes it (International), stops there crowned (English)
+    or is crowned and searches on as a king (Russian), as ``rules[_CROWNING]`` says. Returns
+    the new move count and the largest number of pieces captured so far.
     """
     nsq = rules[_NSQ]
     full = (ONE << np.uint64(nsq)) - ONE
     flying = rules[_FLYING] != 0
     men_back = rules[_MEN_BACK] != 0
-    stops = rules[_CROWN_STOPS] != 0
+    crowning = rules[_CROWNING]
     majority = rules[_MAJORITY] != 0
     promo = promotion_row(rules, white)
-    # node table: ws[0]=square, ws[1]=captured, ws[2]=count, ws[3]=parent+1
+    empty = full & ~occupied
+    # node table: ws[0]=square, ws[1]=captured, ws[2]=count, ws[3]=parent+1, ws[4]=is king
     ws[0, 0] = np.uint64(frm)
     ws[1, 0] = ZERO
     ws[2, 0] = ZERO
     ws[3, 0] = ZERO
+    ws[4, 0] = ONE if is_king else ZERO
     nodes = 1
     i = -1
     while i + 1 < nodes:  # breadth first: the node table is its own queue
@@ -238,29 +263,48 @@ def _captures_from(nbr, rules, white, frm, is_king, opp, occupied, moves, n, ws,
         sq = np.int64(ws[0, i])
         cap = ws[1, i]
         cnt = ws[2, i]
+        king = ws[4, i] != ZERO
         found = False
-        if not (stops and not is_king and cnt > 0 and (promo & bit(sq))):
-            empty = full & ~occupied
+        if not (crowning == CROWN_STOPS and not king and cnt > 0 and (promo & bit(sq))):
             for d in range(4):
-                if is_king and flying:
+                if king and flying:
                     t = nbr[sq, d]
                     while t >= 0 and (empty & bit(t)):
                         t = nbr[t, d]
                     if t < 0 or not (opp & bit(t)) or (cap & bit(t)):
                         continue
-                    land = nbr[t, d]
+                    # A king must land where it can capture on if any such square exists
+                    # behind the piece (FMJD 4.6); without the majority rule that is a
+                    # constraint of its own, with it the shorter routes are dropped anyway.
+                    taken = cap | bit(t)
+                    first = nbr[t, d]
+                    must_go_on = False
+                    if not majority:
+                        land = first
+                        while land >= 0 and (empty & bit(land)):
+                            if _king_can_capture(nbr, land, True, opp & ~taken, empty):
+                                must_go_on = True
+                                break
+                            land = nbr[land, d]
+                    land = first
                     while land >= 0 and (empty & bit(land)):
+                        if must_go_on and not _king_can_capture(
+                            nbr, land, True, opp & ~taken, empty
+                        ):
+                            land = nbr[land, d]
+                            continue
                         if nodes >= MAX_NODES:
                             raise RuntimeError("capture search overflow")
                         ws[0, nodes] = np.uint64(land)
-                        ws[1, nodes] = cap | bit(t)
+                        ws[1, nodes] = taken
                         ws[2, nodes] = cnt + ONE
                         ws[3, nodes] = np.uint64(i + 1)
+                        ws[4, nodes] = ONE
                         nodes += 1
                         found = True
                         land = nbr[land, d]
                 else:
-                    if not is_king and not men_back and not _forward(d, white):
+                    if not king and not men_back and not _forward(d, white):
                         continue
                     t = nbr[sq, d]
                     if t < 0 or not (opp & bit(t)) or (cap & bit(t)):
@@ -274,6 +318,8 @@ def _captures_from(nbr, rules, white, frm, is_king, opp, occupied, moves, n, ws,
                     ws[1, nodes] = cap | bit(t)
                     ws[2, nodes] = cnt + ONE
                     ws[3, nodes] = np.uint64(i + 1)
+                    crowned_here = crowning == CROWN_CONTINUES and (promo & bit(land)) != ZERO
+                    ws[4, nodes] = ONE if (king or crowned_here) else ZERO
                     nodes += 1
                     found = True
         if not found and cnt > 0:
@@ -285,7 +331,8 @@ def _captures_from(nbr, rules, white, frm, is_king, opp, occupied, moves, n, ws,
                 best = c
             elif c > best:
                 best = c
-            n = _emit(moves, n, np.uint64(frm), np.uint64(sq), cap, cnt, ws, i)
+            crowns = ONE if (not is_king and (king or (promo & bit(sq)) != ZERO)) else ZERO
+            n = _emit(moves, n, np.uint64(frm), np.uint64(sq), cap, cnt, crowns, ws, i)
     return n, best
 
 
@@ -315,6 +362,7 @@ def generate_moves(nbr, rules, white, own_m, own_k, opp_m, opp_k, moves, ws):
             )
         return n
     flying = rules[_FLYING] != 0
+    promo = promotion_row(rules, white)
     rest = own
     while rest:
         sq = _lowest(rest)
@@ -333,6 +381,7 @@ def generate_moves(nbr, rules, white, own_m, own_k, opp_m, opp_k, moves, ws):
                 moves[n, F_CAP] = ZERO
                 moves[n, F_NCAP] = ZERO
                 moves[n, F_PLEN] = np.uint64(2)
+                moves[n, F_CROWN] = ONE if (not king and (promo & bit(t)) != ZERO) else ZERO
                 moves[n, F_PATH] = np.uint64(sq)
                 moves[n, F_PATH + 1] = np.uint64(t)
                 n += 1
@@ -343,17 +392,14 @@ def generate_moves(nbr, rules, white, own_m, own_k, opp_m, opp_k, moves, ws):
 
 
 @njit(cache=True)
-def make_move(rules, white, own_m, own_k, opp_m, opp_k, frm, to, cap):
-    """Apply a move; returns the position from the opponent's point of view.
-
-    The result is ``(own_m, own_k, opp_m, opp_k)`` with the *new* side to move first. A man
-    ending on its promotion row is crowned.
-    """
+def apply_move(own_m, own_k, opp_m, opp_k, frm, to, cap, crowns):
+    """The position after moving the piece on ``frm`` to ``to`` and removing ``cap``, a man
+    becoming a king when ``crowns``; the new side to move's boards first."""
     fb = ONE << frm
     tb = ONE << to
     if own_m & fb:
         own_m = own_m & ~fb
-        if promotion_row(rules, white) & tb:
+        if crowns:
             own_k = own_k | tb
         else:
             own_m = own_m | tb
@@ -362,6 +408,95 @@ def make_move(rules, white, own_m, own_k, opp_m, opp_k, frm, to, cap):
     opp_m = opp_m & ~cap
     opp_k = opp_k & ~cap
     return opp_m, opp_k, own_m, own_k
+
+
+@njit(cache=True)
+def make_move(rules, white, own_m, own_k, opp_m, opp_k, frm, to, cap):
+    """Apply a move given by its squares; returns the position from the opponent's side.
+
+    The result is ``(own_m, own_k, opp_m, opp_k)`` with the *new* side to move first. A man
+    ending on its promotion row is crowned. A Russian man crowned in the middle of a capture
+    and ending elsewhere is not known from the squares alone: apply generated moves with
+    :func:`play_row`, which reads the move's ``crowns`` field.
+    """
+    crowns = (own_m & (ONE << frm)) != ZERO and (promotion_row(rules, white) & (ONE << to)) != ZERO
+    return apply_move(own_m, own_k, opp_m, opp_k, frm, to, cap, crowns)
+
+
+@njit(cache=True)
+def play_row(own_m, own_k, opp_m, opp_k, moves, i):
+    """Apply move ``i`` of a buffer filled by :func:`generate_moves` for this position;
+    returns ``(own_m, own_k, opp_m, opp_k)`` with the *new* side to move first."""
+    return apply_move(
+        own_m,
+        own_k,
+        opp_m,
+        opp_k,
+        moves[i, F_FROM],
+        moves[i, F_TO],
+        moves[i, F_CAP],
+        moves[i, F_CROWN] != ZERO,
+    )
+
+
+# --- the move buffer's public face: compiled accessors ------------------------------------
+@njit(cache=True, inline="always")
+def move_from(moves, i):
+    """0-based from-square of move ``i``."""
+    return np.int64(moves[i, F_FROM])
+
+
+@njit(cache=True, inline="always")
+def move_to(moves, i):
+    """0-based to-square of move ``i``."""
+    return np.int64(moves[i, F_TO])
+
+
+@njit(cache=True, inline="always")
+def move_captured(moves, i):
+    """Bitboard of the pieces move ``i`` captures (0 for a quiet move)."""
+    return moves[i, F_CAP]
+
+
+@njit(cache=True, inline="always")
+def move_capture_count(moves, i):
+    """Number of pieces move ``i`` captures."""
+    return np.int64(moves[i, F_NCAP])
+
+
+@njit(cache=True, inline="always")
+def move_crowns(moves, i):
+    """True when move ``i`` turns a man into a king (at its end, or mid-capture in Russian)."""
+    return moves[i, F_CROWN] != ZERO
+
+
+@njit(cache=True, inline="always")
+def move_path_length(moves, i):
+    """Number of squares on move ``i``'s route (from and to included; at most MAX_PATH)."""
+    return np.int64(moves[i, F_PLEN])
+
+
+@njit(cache=True, inline="always")
+def move_path_square(moves, i, j):
+    """0-based ``j``-th square of move ``i``'s route (0 = from)."""
+    return np.int64(moves[i, F_PATH + j])
+
+
+@njit(cache=True)
+def find_move(moves, n, frm, to, capture):
+    """Index of the one move among ``n`` going ``frm`` -> ``to`` (0-based) that is a capture
+    iff ``capture``; -1 when there is none, -2 when there are several."""
+    hit = -1
+    for i in range(n):
+        if (
+            moves[i, F_FROM] == frm
+            and moves[i, F_TO] == to
+            and (moves[i, F_NCAP] != ZERO) == capture
+        ):
+            if hit >= 0:
+                return -2
+            hit = i
+    return hit
 
 
 @njit(cache=True)
@@ -457,17 +592,7 @@ def perft(nbr, rules, white, own_m, own_k, opp_m, opp_k, depth, stack, ws):
         return n
     total = 0
     for i in range(n):
-        a, b, c, e = make_move(
-            rules,
-            white,
-            own_m,
-            own_k,
-            opp_m,
-            opp_k,
-            moves[i, F_FROM],
-            moves[i, F_TO],
-            moves[i, F_CAP],
-        )
+        a, b, c, e = play_row(own_m, own_k, opp_m, opp_k, moves, i)
         total += perft(nbr, rules, not white, a, b, c, e, depth - 1, stack, ws)
     return total
 
@@ -481,4 +606,4 @@ def new_move_buffer_nb():
 @njit(cache=True)
 def new_workspace_nb():
     """:func:`new_workspace` for compiled callers."""
-    return np.zeros((4, MAX_NODES), dtype=np.uint64)
+    return np.zeros((WS_ROWS, MAX_NODES), dtype=np.uint64)

@@ -1,7 +1,8 @@
-"""The rules engine for Python callers: legal moves, playing a move, quiet unmoves.
+"""The rules engine for Python callers: legal moves, playing a move, quiet unmoves, perft.
 
-Thin wrappers around the compiled functions of :mod:`tablebase.rules.movegen`, turning buffer rows
-into :class:`Move` values and bitboards into :class:`Position` values.
+Thin wrappers around the compiled functions of :mod:`tablebase.rules.movegen`:
+:class:`MoveList` reads the move buffer through its compiled accessors and turns rows into
+:class:`Move` values; bitboards become :class:`Position` values.
 """
 
 from __future__ import annotations
@@ -17,12 +18,17 @@ from tablebase.rules.position import Position, squares_of
 
 @dataclass(frozen=True)
 class Move:
-    """A legal move: 1-based squares, the captured squares (ascending) and one route."""
+    """A legal move: 1-based squares, the captured squares (ascending) and one route.
+
+    ``crowns`` is True when a man becomes a king by the move: by ending on its promotion
+    row, or (Russian) by reaching it during a capture and going on as a king.
+    """
 
     frm: int
     to: int
     captures: tuple[int, ...]
     path: tuple[int, ...]
+    crowns: bool = False
 
     @property
     def is_capture(self) -> bool:
@@ -48,27 +54,83 @@ def _buffers() -> tuple[np.ndarray, np.ndarray]:
     return _local.moves, _local.ws
 
 
-def legal_moves(pos: Position) -> list[Move]:
-    """Every legal move, in generation order (by from square, then direction)."""
-    moves, ws = _buffers()
-    v = pos.variant
-    own_m, own_k, opp_m, opp_k = pos.side_boards
-    n = mg.generate_moves(
-        v.neighbours, v.rules, pos.white_to_move, own_m, own_k, opp_m, opp_k, moves, ws
-    )
-    out = []
-    for i in range(n):
-        row = moves[i]
-        plen = int(row[mg.F_PLEN])
-        out.append(
-            Move(
-                int(row[mg.F_FROM]) + 1,
-                int(row[mg.F_TO]) + 1,
-                tuple(squares_of(int(row[mg.F_CAP]))),
-                tuple(int(x) + 1 for x in row[mg.F_PATH : mg.F_PATH + plen]),
+class MoveList:
+    """The legal moves of ``pos`` as the compiled generator wrote them, read through the
+    buffer's accessors; a :class:`Move` is built only for the moves asked for.
+
+    The rows live in a per-thread buffer: a list is valid until the next :class:`MoveList`
+    or :func:`legal_moves` call of the same thread. Squares are 1-based here.
+    """
+
+    __slots__ = ("pos", "count", "_rows")
+
+    def __init__(self, pos: Position) -> None:
+        buf, ws = _buffers()
+        v = pos.variant
+        own_m, own_k, opp_m, opp_k = pos.side_boards
+        self.pos = pos
+        self.count = int(
+            mg.generate_moves(
+                v.neighbours, v.rules, pos.white_to_move, own_m, own_k, opp_m, opp_k, buf, ws
             )
         )
-    return out
+        self._rows = buf
+
+    def __len__(self) -> int:
+        return self.count
+
+    def _check(self, i: int) -> None:
+        if not 0 <= i < self.count:
+            raise IndexError(f"move {i} of a list of {self.count}")
+
+    def frm(self, i: int) -> int:
+        self._check(i)
+        return int(mg.move_from(self._rows, i)) + 1
+
+    def to(self, i: int) -> int:
+        self._check(i)
+        return int(mg.move_to(self._rows, i)) + 1
+
+    def captured(self, i: int) -> int:
+        """Bitboard of the pieces move ``i`` captures."""
+        self._check(i)
+        return int(mg.move_captured(self._rows, i))
+
+    def capture_count(self, i: int) -> int:
+        self._check(i)
+        return int(mg.move_capture_count(self._rows, i))
+
+    def crowns(self, i: int) -> bool:
+        self._check(i)
+        return bool(mg.move_crowns(self._rows, i))
+
+    def path(self, i: int) -> tuple[int, ...]:
+        self._check(i)
+        n = int(mg.move_path_length(self._rows, i))
+        return tuple(int(mg.move_path_square(self._rows, i, j)) + 1 for j in range(n))
+
+    def move(self, i: int) -> Move:
+        """Move ``i`` as a :class:`Move` value."""
+        return Move(
+            self.frm(i),
+            self.to(i),
+            tuple(squares_of(self.captured(i))),
+            self.path(i),
+            self.crowns(i),
+        )
+
+    def moves(self) -> list[Move]:
+        return [self.move(i) for i in range(self.count)]
+
+    def find(self, frm: int, to: int, capture: bool) -> int:
+        """Index of the one move ``frm`` -> ``to`` (1-based) that is a capture iff
+        ``capture``; -1 when there is none, -2 when there are several."""
+        return int(mg.find_move(self._rows, self.count, frm - 1, to - 1, capture))
+
+
+def legal_moves(pos: Position) -> list[Move]:
+    """Every legal move, in generation order (by from square, then direction)."""
+    return MoveList(pos).moves()
 
 
 def has_capture(pos: Position) -> bool:
@@ -84,9 +146,7 @@ def play(pos: Position, move: Move) -> Position:
     """The position after ``move`` (assumed legal: take it from :func:`legal_moves`)."""
     v = pos.variant
     own_m, own_k, opp_m, opp_k = pos.side_boards
-    a, b, c, d = mg.make_move(
-        v.rules,
-        pos.white_to_move,
+    a, b, c, d = mg.apply_move(
         own_m,
         own_k,
         opp_m,
@@ -94,8 +154,17 @@ def play(pos: Position, move: Move) -> Position:
         np.uint64(move.frm - 1),
         np.uint64(move.to - 1),
         np.uint64(move.captured_board),
+        move.crowns or _ends_crowned(pos, move),
     )
     return Position.from_side_boards(a, b, c, d, not pos.white_to_move, v)
+
+
+def _ends_crowned(pos: Position, move: Move) -> bool:
+    """A man ending on its promotion row (for moves built without the ``crowns`` flag)."""
+    v = pos.variant
+    men = pos.white_men if pos.white_to_move else pos.black_men
+    row = v.white_promotion_row if pos.white_to_move else v.black_promotion_row
+    return bool(men >> (move.frm - 1) & 1 and row >> (move.to - 1) & 1)
 
 
 def quiet_unmoves(pos: Position, legal_only: bool = True) -> list[tuple[Position, Move]]:
@@ -115,7 +184,7 @@ def quiet_unmoves(pos: Position, legal_only: bool = True) -> list[tuple[Position
     for i in range(n):
         r = out[i]
         prev = Position.from_side_boards(r[0], r[1], r[2], r[3], not pos.white_to_move, v)
-        mv = Move(int(r[4]) + 1, int(r[5]) + 1, (), (int(r[4]) + 1, int(r[5]) + 1))
+        mv = Move(int(r[4]) + 1, int(r[5]) + 1, (), (int(r[4]) + 1, int(r[5]) + 1), bool(r[6]))
         result.append((prev, mv))
     return result
 

@@ -1,25 +1,42 @@
 """Rule sets as data: board geometry and the capture/crowning rules of each variant.
 
 A :class:`Variant` names everything the rules engine needs to know about a rule set; its
-:meth:`Variant.tables` builds the numpy arrays the compiled move generator works on.
-Adding Brazilian or Russian draughts is a few lines in :data:`VARIANTS`.
+:attr:`Variant.neighbours` and :attr:`Variant.rules` are the numpy arrays the compiled move
+generator works on. A new variant is a few lines in :data:`VARIANTS`: Brazilian is the
+International rules on the 8x8 board, Russian differs from it in two fields (free choice
+among captures, a man crowned mid-capture going on as a king). The rules each one follows
+and their sources are in ``docs/RULES-VARIANTS.md``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
 
-from tablebase.rules.drawrules import ENGLISH_RULES, INTERNATIONAL_RULES, DrawRules
+from tablebase.rules.drawrules import (
+    BRAZILIAN_RULES,
+    ENGLISH_RULES,
+    INTERNATIONAL_RULES,
+    RUSSIAN_RULES,
+    DrawRules,
+)
 
 # Directions: 0 = up-left, 1 = up-right (towards row 0, white's forward), 2 = down-left,
 # 3 = down-right (towards the last row, black's forward).
 UP_LEFT, UP_RIGHT, DOWN_LEFT, DOWN_RIGHT = 0, 1, 2, 3
 
 # Indices into the int64 ``rules`` array handed to compiled code.
-R_NSQ, R_FLYING, R_MEN_BACK, R_MAJORITY, R_CROWN_STOPS, R_WIDTH = range(6)
+R_NSQ, R_FLYING, R_MEN_BACK, R_MAJORITY, R_CROWNING, R_WIDTH = range(6)
+
+# What a man reaching its promotion row in the middle of a capture does (``rules[R_CROWNING]``):
+# "passes" - stays a man and goes on capturing; crowned only if the move ends there
+#            (International, Brazilian);
+# "stops" - is crowned and the move ends (English);
+# "continues" - is crowned and goes on capturing as a king (Russian).
+CROWNING = ("passes", "stops", "continues")
 
 
 @dataclass(frozen=True)
@@ -31,7 +48,7 @@ class Variant:
     flying_kings: bool
     men_capture_backwards: bool
     majority_capture: bool
-    crown_mid_capture: bool  # a man reaching the last row mid-capture is crowned and stops
+    mid_capture_crowning: str  # one of CROWNING
     white_moves_first: bool
     game_type: int  # PDN GameType tag value
     results: tuple[str, str, str] = field(
@@ -39,10 +56,17 @@ class Variant:
     )  # first-mover win, draw, loss
     # threefold repetition and the move counts (tablebase.rules.drawrules); required
     draw_rules: DrawRules | None = None
+    # squares in move text and FEN as written by default: "numeric" (PDN numbers) or
+    # "alphanumeric" (a1-h8, a1 dark, white at the bottom); both are always read
+    notation: str = "numeric"
 
     def __post_init__(self) -> None:
         if self.draw_rules is None:
             raise ValueError(f"variant {self.name!r} has no draw_rules")
+        if self.mid_capture_crowning not in CROWNING:
+            raise ValueError(f"variant {self.name!r}: mid_capture_crowning not in {CROWNING}")
+        if self.notation not in ("numeric", "alphanumeric"):
+            raise ValueError(f"variant {self.name!r}: notation must be numeric or alphanumeric")
 
     @property
     def squares(self) -> int:
@@ -89,7 +113,7 @@ class Variant:
                 int(self.flying_kings),
                 int(self.men_capture_backwards),
                 int(self.majority_capture),
-                int(self.crown_mid_capture),
+                CROWNING.index(self.mid_capture_crowning),
                 self.per_row,
             ],
             dtype=np.int64,
@@ -132,7 +156,7 @@ INTERNATIONAL = Variant(
     flying_kings=True,
     men_capture_backwards=True,
     majority_capture=True,
-    crown_mid_capture=False,
+    mid_capture_crowning="passes",
     white_moves_first=True,
     game_type=20,
     results=("2-0", "1-1", "0-2"),
@@ -145,14 +169,38 @@ ENGLISH = Variant(
     flying_kings=False,
     men_capture_backwards=False,
     majority_capture=False,
-    crown_mid_capture=True,
+    mid_capture_crowning="stops",
     white_moves_first=False,
     game_type=21,
     results=("1-0", "1/2-1/2", "0-1"),
     draw_rules=ENGLISH_RULES,
 )
 
-VARIANTS: dict[str, Variant] = {v.name: v for v in (INTERNATIONAL, ENGLISH)}
+RUSSIAN = Variant(
+    name="russian",
+    size=8,
+    flying_kings=True,
+    men_capture_backwards=True,
+    majority_capture=False,
+    mid_capture_crowning="continues",
+    white_moves_first=True,
+    game_type=25,
+    results=("1-0", "1/2-1/2", "0-1"),
+    draw_rules=RUSSIAN_RULES,
+    notation="alphanumeric",
+)
+
+BRAZILIAN = dataclasses.replace(
+    INTERNATIONAL,
+    name="brazilian",
+    size=8,
+    game_type=26,
+    results=("1-0", "1/2-1/2", "0-1"),
+    draw_rules=BRAZILIAN_RULES,
+    notation="alphanumeric",
+)
+
+VARIANTS: dict[str, Variant] = {v.name: v for v in (INTERNATIONAL, ENGLISH, RUSSIAN, BRAZILIAN)}
 
 
 def get_variant(name: str | Variant) -> Variant:
