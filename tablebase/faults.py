@@ -45,13 +45,13 @@ def describe(exc: BaseException) -> str:
         return "out of memory"
     if isinstance(exc, SliceWriteError | TableFileError):
         return str(exc)
-    if isinstance(exc, OSError):
-        code = exc.errno
-        if code is None:  # h5py wraps the OS error in its message
+    if isinstance(exc, OSError | RuntimeError):
+        code = getattr(exc, "errno", None)
+        if code is None:  # h5py wraps the OS error in the message of either type
             m = _H5_ERRNO.search(str(exc))
             code = int(m.group(1)) if m else None
         if code is not None and code in errno_module.errorcode:
-            where = f" ({exc.filename})" if exc.filename else ""
-            return f"{os.strerror(code)}{where}"
+            filename = getattr(exc, "filename", None)
+            return os.strerror(code) + (f" ({filename})" if filename else "")
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")

@@ -25,12 +25,14 @@ import ctypes
 import logging
 import multiprocessing as mp
 import os
+import shutil
 import signal
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 from tablebase.faults import BuildError, MemoryBudgetError, describe
@@ -258,7 +260,7 @@ class LocalScheduler:
                         report = fut.result()
                     except Exception as e:
                         raise BuildError(
-                            f"slice pair {t.label} failed: {describe(e)}; "
+                            f"slice pair {t.label} failed: {describe(e)}{_disk_hint(e, db)}; "
                             f"{len(done)} of {len(tasks)} pairs were done and are kept "
                             "(run the same command to resume)"
                         ) from e
@@ -271,6 +273,23 @@ class LocalScheduler:
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
         return reports
+
+
+FULL_DISK_BYTES = 16 << 20
+
+
+def _disk_hint(exc: BaseException, db: str) -> str:
+    """For a worker that died: whether the database's disk is (nearly) full, the usual
+    reason besides the kernel's OOM killer (HDF5 can crash when a write hits a full disk)."""
+    if not isinstance(exc, BrokenProcessPool):
+        return ""
+    try:
+        free = shutil.disk_usage(db).free
+    except OSError:
+        return ""
+    if free >= FULL_DISK_BYTES:
+        return ""
+    return f"; the disk of {db} is full ({human_bytes(free)} free), which is the likely cause"
 
 
 def _kill_workers(pool: ProcessPoolExecutor) -> None:

@@ -1,0 +1,217 @@
+"""Build scheduling: the memory budget (--memory) and per-material builds (--material)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from itertools import combinations
+from pathlib import Path
+
+import pytest
+
+from tablebase.faults import MemoryBudgetError
+from tablebase.generator import PairReport
+from tablebase.rules.variants import INTERNATIONAL
+from tablebase.schedule import (
+    LocalScheduler,
+    Progress,
+    build_graph,
+    graph_for_pairs,
+    parse_size,
+)
+from tablebase.slices import material_pairs, parse_material
+from tablebase.storage import SliceStats
+
+CLI = [sys.executable, "-m", "tablebase.cli"]
+GiB = 1 << 30
+
+
+def timed_task(variant_name: str, names: tuple[str, ...], db: str, threads: int) -> PairReport:
+    """Stands in for a pair task: records when it ran (in ``db``/runs.txt), solves nothing."""
+    t0 = time.time()
+    time.sleep(0.25)
+    with open(Path(db) / "runs.txt", "a") as f:
+        f.write(f"{'+'.join(names)} {t0!r} {time.time()!r}\n")
+    empty = SliceStats(0, 0, 0, 0, -1, -1)
+    return PairReport(tuple(names), (empty,) * len(names), 0, 0.0, False)
+
+
+def runs(db: Path) -> list[tuple[str, float, float]]:
+    path = db / "runs.txt"
+    if not path.exists():
+        return []
+    return [
+        (n, float(a), float(b))
+        for n, a, b in (ln.split() for ln in path.read_text().split("\n") if ln)
+    ]
+
+
+def overlapping(db: Path) -> list[tuple[str, str]]:
+    return [(a[0], b[0]) for a, b in combinations(runs(db), 2) if a[1] < b[2] and b[1] < a[2]]
+
+
+def test_parse_size() -> None:
+    assert parse_size("20G") == 20 * GiB
+    assert parse_size("20GiB") == 20 * GiB
+    assert parse_size("20gb") == 20 * GiB
+    assert parse_size("512M") == 512 << 20
+    assert parse_size("1.5G") == 3 * GiB // 2
+    assert parse_size("4096") == 4096
+    for bad in ("", "G", "10x", "-1G", "0", "nan", "1e999G"):
+        with pytest.raises(ValueError, match="memory size"):
+            parse_size(bad)
+
+
+def test_a_task_over_budget_stops_the_build_before_it_starts(tmp_path) -> None:
+    tasks = build_graph(INTERNATIONAL, 3)
+    worst = max(tasks, key=lambda t: t.memory)
+    sched = LocalScheduler(jobs=2, threads=1, memory=worst.memory - 1)
+    with pytest.raises(MemoryBudgetError) as e:
+        sched.run(INTERNATIONAL, tasks, str(tmp_path), Progress(), task_fn=timed_task)
+    assert worst.label in str(e.value) and "needs an estimated" in str(e.value)
+    assert runs(tmp_path) == []  # nothing ran, not even the small tasks
+
+
+def meeting_task(variant_name: str, names: tuple[str, ...], db: str, threads: int) -> PairReport:
+    """Waits (up to 2 s) for another task to start, so two tasks allowed to run together
+    certainly overlap, then records its run like :func:`timed_task`."""
+    (Path(db) / f"started-{'+'.join(names)}").touch()
+    deadline = time.time() + 2
+    while time.time() < deadline and len(list(Path(db).glob("started-*"))) < 2:
+        time.sleep(0.02)
+    return timed_task(variant_name, names, db, threads)
+
+
+def test_tasks_over_budget_together_run_one_after_the_other(tmp_path) -> None:
+    independent = [parse_material("0102").pair, parse_material("0110").pair]
+    tasks = graph_for_pairs(INTERNATIONAL, independent)
+    assert all(not t.needs for t in tasks)
+    one = max(t.memory for t in tasks)  # each fits alone, the two do not fit together
+    assert sum(t.memory for t in tasks) > one
+    tight, roomy = tmp_path / "tight", tmp_path / "roomy"
+    for db, budget in ((tight, one), (roomy, 2 * one)):
+        db.mkdir()
+        sched = LocalScheduler(jobs=2, threads=1, memory=budget)
+        reports = sched.run(INTERNATIONAL, tasks, str(db), Progress(), task_fn=meeting_task)
+        assert len(reports) == len(runs(db)) == len(tasks)
+    assert overlapping(tight) == []
+    assert overlapping(roomy), "with room for both, the two pairs should have run together"
+
+
+def test_material_pairs_of_four_kings_against_two() -> None:
+    """Exactly what 0402 needs: kings-only slices its captures reach, nothing else."""
+    pairs = material_pairs([parse_material("0402")], lambda s: False)
+    names = {s.name for p in pairs for s in p}
+    assert names == {
+        "0402", "0204", "0401", "0104", "0302", "0203", "0301", "0103", "0202", "0201",
+        "0102", "0101",
+    }  # fmt: skip
+    assert [p[0].pieces for p in pairs] == sorted(p[0].pieces for p in pairs)  # build order
+
+
+def test_material_pairs_skip_what_the_database_has() -> None:
+    have = {parse_material(n) for n in ("0101", "0110", "1001")}
+    pairs = material_pairs([parse_material("1010")], lambda s: s in have)
+    assert [tuple(s.name for s in p) for p in pairs] == [("1010",)]
+    half = {parse_material("0101"), parse_material("0110")}  # 1001 is missing: its pair is built
+    pairs = material_pairs([parse_material("1010")], lambda s: s in half)
+    assert [tuple(s.name for s in p) for p in pairs] == [("0110", "1001"), ("1010",)]
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("101", "must be four digits"),
+        ("10a0", "must be four digits"),
+        ("0011", "white has no piece"),
+        ("1100", "black has no piece"),
+        ("4400", "black has no piece"),
+        ("0431", "8 pieces, more than the 7 supported"),
+    ],
+)
+def test_bad_material_names_are_rejected(name, why, tmp_path) -> None:
+    with pytest.raises(ValueError, match=why):
+        parse_material(name)
+    db = tmp_path / "db"
+    r = subprocess.run(
+        [*CLI, "generate", "--material", "0201", "--material", name, "--db", str(db)],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == [r.stderr.strip()]  # one line
+    assert name in r.stderr and why in r.stderr and "Traceback" not in r.stderr
+    assert not db.exists() or not list(db.glob("*.h5"))
+
+
+def _generate(db: Path, *args: str) -> subprocess.CompletedProcess:
+    cmd = [*CLI, "generate", "--db", str(db), "--jobs", "1", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+
+
+def test_material_build_brings_its_mirror_and_missing_dependencies(
+    db3_international, tmp_path
+) -> None:
+    db = tmp_path / "international"
+    r = _generate(db, "--material", "1001")
+    assert r.returncode == 0, r.stderr
+    # 1001's mirror 0110, and 0101 that its promotion reaches; not 1010 nor anything else
+    assert sorted(p.stem for p in db.glob("*.h5")) == ["0101", "0110", "1001"]
+    for p in db.glob("*.h5"):
+        assert p.read_bytes() == (db3_international / p.name).read_bytes(), p.name
+    r = _generate(db, "--material", "1010")
+    assert r.returncode == 0, r.stderr
+    assert "1 slice pairs" in r.stderr  # the dependencies present are neither rebuilt nor read
+    assert sorted(p.stem for p in db.glob("*.h5")) == ["0101", "0110", "1001", "1010"]
+    assert (db / "1010.h5").read_bytes() == (db3_international / "1010.h5").read_bytes()
+
+
+def test_generate_needs_pieces_or_material(tmp_path) -> None:
+    r = subprocess.run([*CLI, "generate", "--db", str(tmp_path)], capture_output=True, text=True)
+    assert r.returncode == 2 and "--material" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_generate_refuses_a_budget_below_one_task(tmp_path) -> None:
+    db = tmp_path / "international"
+    r = _generate(db, "--pieces", "3", "--memory", "64M")
+    assert r.returncode == 1
+    assert "needs an estimated" in r.stderr and "64.0 MiB" in r.stderr
+    assert "Traceback" not in r.stderr
+    assert not list(db.glob("*.h5"))
+    r = _generate(db, "--pieces", "3", "--memory", "lots")
+    assert r.returncode == 2 and "--memory" in r.stderr
+
+
+def test_default_budget_is_most_of_the_available_memory() -> None:
+    from tablebase.schedule import available_memory, default_memory
+
+    avail = available_memory()
+    assert 0 < default_memory() <= avail
+    assert default_memory() >= avail // 2
+    assert LocalScheduler(jobs=1).memory > 0
+    assert os.cpu_count()
+
+
+def test_log_progress_is_one_line_per_pair_with_slices_rate_and_eta(caplog) -> None:
+    import logging
+
+    from tablebase.progress import LogProgress
+
+    tasks = build_graph(INTERNATIONAL, 2)  # 0101, 0110+1001, 1010: 4 slices
+    st = SliceStats(10, 5, 3, 2, 7, 1)
+    p = LogProgress(slices_total=4)
+    with caplog.at_level(logging.INFO, logger="tablebase.progress"):
+        p.start(len(tasks), sum(t.entries for t in tasks))
+        for i, t in enumerate(tasks):
+            p.begin(t)
+            report = PairReport(t.names, (st,) * len(t.names), t.entries, 0.5, i == 0)
+            p.done(t, report)
+        p.finish()
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == len(tasks) + 1
+    assert lines[0].startswith("[1/4 slices] 0101 verified, kept")
+    assert lines[1].startswith("[3/4 slices] 0110+1001 solved in 0.50 s (0110: 10 positions")
+    assert "entries/s, ETA " in lines[1]
+    assert lines[2].startswith("[4/4 slices] 1010 solved") and lines[2].endswith("ETA 0:00")
