@@ -78,8 +78,14 @@ def perft_cmd(variant: str, depth: int, fen: str | None) -> None:
 @main.command("moves")
 @VARIANT_OPTION
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per input line.")
+@click.option(
+    "--notation",
+    type=click.Choice(["numeric", "alphanumeric"]),
+    default=None,
+    help="Squares as PDN numbers or names like c3 (default: the variant's own).",
+)
 @click.argument("fens", nargs=-1, required=True)
-def moves_cmd(variant: str, as_json: bool, fens: tuple[str, ...]) -> None:
+def moves_cmd(variant: str, as_json: bool, notation: str | None, fens: tuple[str, ...]) -> None:
     """List the legal moves of each FEN (``-`` reads one FEN per stdin line)."""
     for fen in read_fens(fens):
         pos = parse_fen(fen, variant)
@@ -87,18 +93,20 @@ def moves_cmd(variant: str, as_json: bool, fens: tuple[str, ...]) -> None:
         if as_json:
             items = [
                 {
-                    "move": move_text(pos, m, moves),
+                    "move": move_text(pos, m, moves, notation),
                     "from": m.frm,
                     "to": m.to,
                     "captures": list(m.captures),
                     "path": list(m.path),
+                    "crowns": m.crowns,
                 }
                 for m in moves
             ]
             click.echo(json.dumps({"fen": fen, "moves": items}))
         else:
-            texts = [move_text(pos, m, moves) for m in moves]
-            click.echo(f"{pos.fen()}: {len(moves)} moves: {' '.join(texts)}")
+            texts = [move_text(pos, m, moves, notation) for m in moves]
+            shown = pos.fen("alphanumeric" if notation == "alphanumeric" else "numeric")
+            click.echo(f"{shown}: {len(moves)} moves: {' '.join(texts)}")
 
 
 DB_OPTION = click.option(

@@ -1,5 +1,11 @@
 """PDN move notation: parse ``32-28``, ``19x28``, ``19:28``, ``26x37x48`` against a position
 and write moves in the short form, or the full path where the short form is ambiguous.
+
+Squares are PDN numbers or alphanumeric names (``c3-d4``, ``c3:e5:g3``; ``a1`` dark, white at
+the bottom, as Russian and Brazilian files write them), read in either form for every
+variant. Moves are written in the variant's own notation (:attr:`Variant.notation`) unless
+another is asked for: numbers with ``-`` and ``x``, names with ``-`` and ``:`` (the Russian
+convention).
 """
 
 from __future__ import annotations
@@ -8,8 +14,11 @@ import re
 
 from tablebase.rules.moves import Move, legal_moves
 from tablebase.rules.position import Position
+from tablebase.rules.variants import Variant
 
-_MOVE_RE = re.compile(r"^\s*(\d+)\s*(?:([-x:])\s*(\d+)\s*((?:[-x:]\s*\d+\s*)*))$", re.IGNORECASE)
+_SQ = r"(?:\d+|[a-p]\d+)"
+_MOVE_RE = re.compile(rf"^({_SQ})([-x:])({_SQ})((?:[-x:]{_SQ})*)$", re.IGNORECASE)
+_SQ_RE = re.compile(_SQ, re.IGNORECASE)
 
 
 class MoveError(ValueError):
@@ -25,20 +34,42 @@ class MoveError(ValueError):
         super().__init__(msg)
 
 
-def parse_squares(text: str) -> tuple[list[int], bool]:
-    """Split a move text into its square numbers and whether it is written as a capture."""
+def parse_squares(text: str, variant: Variant | None = None) -> tuple[list[int], bool]:
+    """Split a move text into its square numbers and whether it is written as a capture.
+
+    Alphanumeric squares (``c3-d4``) need the ``variant`` whose board names them.
+    """
     m = _MOVE_RE.match(text.replace(" ", ""))
     if not m:
-        raise MoveError(text, "not a move (expected forms like 32-28, 19x28, 26x37x48)")
-    squares = [int(m.group(1)), int(m.group(3))]
-    if m.group(4):
-        squares += [int(x) for x in re.findall(r"\d+", m.group(4))]
+        raise MoveError(
+            text, "not a move (expected forms like 32-28, 19x28, 26x37x48, c3-d4, c3:e5)"
+        )
+    tokens = [m.group(1), m.group(3)] + _SQ_RE.findall(m.group(4) or "")
+    squares = [_square(text, t, variant) for t in tokens]
     is_capture = m.group(2) in "x:X"
     if not is_capture and len(squares) > 2:
         raise MoveError(text, "a step has exactly two squares")
     if is_capture and "-" in m.group(4):
         raise MoveError(text, "not a move (a capture is written with x or :, not -)")
     return squares, is_capture
+
+
+def _square(text: str, token: str, variant: Variant | None) -> int:
+    if token.isdigit():
+        return int(token)
+    if variant is None:
+        raise MoveError(text, f"square {token!r}: alphanumeric squares need a variant")
+    s = variant.square_named(token)
+    if not s:
+        raise MoveError(text, f"{token!r} is not a dark square of the {variant.name} board")
+    return s
+
+
+def square_text(variant: Variant, square: int, notation: str | None = None) -> str:
+    """A 1-based square as written in ``notation`` (default: the variant's)."""
+    if (notation or variant.notation) == "alphanumeric":
+        return variant.square_name(square)
+    return str(square)
 
 
 def _candidates(pos: Position, moves: list[Move], squares: list[int], is_capture: bool):
@@ -97,7 +128,7 @@ def parse_move(pos: Position, text: str) -> Move:
     A capture written with intermediate squares is read as a path of landing squares
     (``26x37x48``) or as ``from x to x captured squares`` (all or some of them).
     """
-    squares, is_capture = parse_squares(text)
+    squares, is_capture = parse_squares(text, pos.variant)
     nsq = pos.variant.squares
     for s in squares:
         if not 1 <= s <= nsq:
@@ -116,14 +147,21 @@ def _raise(text: str, reason: str, names: list[str]) -> Move:
     raise MoveError(text, reason, names)
 
 
-def move_text(pos: Position, move: Move, moves: list[Move] | None = None) -> str:
-    """Short PDN text (``32-28``, ``19x28``); the full path when two legal captures share
-    from and to but take different pieces (PDN 3.0)."""
+def move_text(
+    pos: Position, move: Move, moves: list[Move] | None = None, notation: str | None = None
+) -> str:
+    """Short PDN text (``32-28``, ``19x28``; ``c3-d4``, ``c3:e5``); the full path when two
+    legal captures share from and to but take different pieces (PDN 3.0). ``notation`` is
+    ``"numeric"`` or ``"alphanumeric"``, by default the variant's."""
+    v = pos.variant
+    notation = notation or v.notation
+    if notation not in ("numeric", "alphanumeric"):
+        raise ValueError(f"notation must be numeric or alphanumeric, not {notation!r}")
+    cap = ":" if notation == "alphanumeric" else "x"
     if not move.is_capture:
-        return f"{move.frm}-{move.to}"
+        return f"{square_text(v, move.frm, notation)}-{square_text(v, move.to, notation)}"
     if moves is None:
         moves = legal_moves(pos)
     twins = [m for m in moves if m.frm == move.frm and m.to == move.to and m.is_capture]
-    if len(twins) > 1:
-        return "x".join(str(s) for s in move.path)
-    return f"{move.frm}x{move.to}"
+    squares = move.path if len(twins) > 1 else (move.frm, move.to)
+    return cap.join(square_text(v, s, notation) for s in squares)

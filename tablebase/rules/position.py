@@ -3,7 +3,10 @@
 A :class:`Position` holds four bitboards (white men, white kings, black men, black kings),
 the side to move and the variant. FEN follows ``RULES.md``: ``W:W31,32,K45:B1-5,K10``, side
 to move first, ranges ``a-b``, ``K`` for kings, either colour list may be empty, an optional
-trailing dot.
+trailing dot. Squares are PDN numbers or alphanumeric names (``W:Wa1,c3,Kh8:Bb6``, as
+pydraughts writes Russian and Brazilian positions); lidraughts' trailing ``:H0:F1`` fields
+(half-move clock, move number) are accepted and ignored. :meth:`Position.fen` writes numbers
+(lidraughts' form) or, on request, names.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tablebase.rules.variants import INTERNATIONAL, Variant, get_variant
+from tablebase.rules.variants import FILES, INTERNATIONAL, Variant, get_variant
 
 
 class FenError(ValueError):
@@ -87,6 +90,8 @@ class Position:
             if not part:
                 raise FenError(fen, part, "empty colour field")
             colour = part[0].upper()
+            if colour in ("H", "F") and len(parts) > 3 and part[1:].strip().isdigit():
+                continue  # lidraughts' half-move clock and move number
             if colour not in ("W", "B"):
                 raise FenError(fen, part[0], "unknown side letter, expected W or B")
             if colour in colours_seen:
@@ -109,6 +114,8 @@ class Position:
         body = token[1:] if king else token
         if "-" in body:
             lo_s, _, hi_s = body.partition("-")
+            if lo_s[:1].isalpha() or hi_s[:1].isalpha():
+                raise FenError(fen, token, "a range is written with square numbers (31-35)")
             lo, hi = _square_number(fen, v, lo_s, token), _square_number(fen, v, hi_s, token)
             if hi < lo:
                 raise FenError(fen, token, "range runs backwards")
@@ -135,11 +142,19 @@ class Position:
             raise FenError(fen, str(s), f"black man on square {s}, its own promotion row")
 
     # --- output -----------------------------------------------------------------------
-    def fen(self) -> str:
-        """FEN with ranges compressed (``W:W31-50:B1-20``)."""
+    def fen(self, notation: str = "numeric") -> str:
+        """FEN with ranges compressed (``W:W31-50:B1-20``); with ``notation="alphanumeric"``
+        squares are named and listed one by one (``W:Wa1,c1:Bb8``)."""
         side = "W" if self.white_to_move else "B"
-        white = _fen_list(self.white_men, self.white_kings)
-        black = _fen_list(self.black_men, self.black_kings)
+        if notation == "alphanumeric":
+            v = self.variant
+            white = _named_list(v, self.white_men, self.white_kings)
+            black = _named_list(v, self.black_men, self.black_kings)
+        elif notation == "numeric":
+            white = _fen_list(self.white_men, self.white_kings)
+            black = _fen_list(self.black_men, self.black_kings)
+        else:
+            raise ValueError(f"notation must be numeric or alphanumeric, not {notation!r}")
         return f"{side}:W{white}:B{black}"
 
     def __str__(self) -> str:
@@ -201,13 +216,24 @@ class Position:
 
 
 def _square_number(fen: str, v: Variant, text: str, token: str) -> int:
+    """A FEN square: a PDN number (``29``) or an alphanumeric name (``a1``)."""
     text = text.strip()
+    if text[:1].lower() in FILES[: v.size] and text[1:].isdigit():
+        s = v.square_named(text)
+        if not s:
+            raise FenError(fen, token, f"{text!r} is not a dark square of the {v.name} board")
+        return s
     if not text.isdigit():
-        raise FenError(fen, token, f"expected a square number, got {text!r}")
+        raise FenError(fen, token, f"expected a square number or name, got {text!r}")
     s = int(text)
     if not 1 <= s <= v.squares:
         raise FenError(fen, token, f"square {s} out of range 1-{v.squares} for {v.name}")
     return s
+
+
+def _named_list(v: Variant, men: int, kings: int) -> str:
+    items = [(s, "") for s in squares_of(men)] + [(s, "K") for s in squares_of(kings)]
+    return ",".join(f"{k}{v.square_name(s)}" for s, k in sorted(items))
 
 
 def _fen_list(men: int, kings: int) -> str:

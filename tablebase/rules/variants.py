@@ -38,6 +38,8 @@ R_NSQ, R_FLYING, R_MEN_BACK, R_MAJORITY, R_CROWNING, R_WIDTH = range(6)
 # "continues" - is crowned and goes on capturing as a king (Russian).
 CROWNING = ("passes", "stops", "continues")
 
+FILES = "abcdefghijklmnop"  # file letters of alphanumeric square names, left to right
+
 
 @dataclass(frozen=True)
 class Variant:
@@ -91,6 +93,20 @@ class Variant:
         if (row + col) % 2 == 0:
             return 0
         return row * self.per_row + col // 2 + 1
+
+    def square_name(self, square: int) -> str:
+        """Alphanumeric name of a 1-based PDN square: file letter from ``a`` at the left,
+        rank from 1 at the bottom (white's side), so ``a1`` is dark (square 29 on 8x8)."""
+        row, col = self.coords(square)
+        return f"{FILES[col]}{self.size - row}"
+
+    def square_named(self, name: str) -> int:
+        """1-based PDN square of an alphanumeric name (``c3``, case-insensitive); 0 when the
+        name is malformed, off the board or a light square."""
+        text = name.strip().lower()
+        if len(text) < 2 or text[0] not in FILES or not text[1:].isdigit():
+            return 0
+        return self.square_at(self.size - int(text[1:]), FILES.index(text[0]))
 
     @cached_property
     def neighbours(self) -> np.ndarray:

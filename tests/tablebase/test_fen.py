@@ -137,10 +137,10 @@ def test_men_on_their_own_back_row_and_kings_anywhere_are_fine():
         ("W:W31:W32", "colour W given twice"),
         ("W:W31,,32:B1", "empty square token"),
         ("W:W31:", "empty colour field"),
-        ("W:WKK1:B3", "expected a square number, got 'K1'"),
+        ("W:WKK1:B3", "expected a square number or name, got 'K1'"),
         ("W:W35-31:B1", "range runs backwards"),
-        ("W:W1-:B3", "expected a square number, got ''"),
-        ("W:Wx:B3", "expected a square number, got 'x'"),
+        ("W:W1-:B3", "expected a square number or name, got ''"),
+        ("W:Wx:B3", "expected a square number or name, got 'x'"),
     ],
 )
 def test_error_malformed(fen, reason):
