@@ -52,6 +52,7 @@ def test_moves_json_format(run):
             "to": 48,
             "captures": [12, 20, 43],
             "path": [17, 3, 25, 48],
+            "crowns": False,
         },
         {
             "move": "17x8x30x48",
@@ -59,6 +60,7 @@ def test_moves_json_format(run):
             "to": 48,
             "captures": [12, 24, 43],
             "path": [17, 8, 30, 48],
+            "crowns": False,
         },
     ]
 
@@ -67,9 +69,37 @@ def test_moves_json_quiet_moves(run):
     data = json.loads(run("moves", "--json", "W:W31-50:B1-20").stdout)
     assert len(data["moves"]) == 9
     first = data["moves"][0]
-    assert set(first) == {"move", "from", "to", "captures", "path"}
+    assert set(first) == {"move", "from", "to", "captures", "path", "crowns"}
     assert first["captures"] == [] and first["path"] == [first["from"], first["to"]]
     assert first["move"] == f"{first['from']}-{first['to']}"
+
+
+def test_moves_russian_alphanumeric_and_crowning_mid_capture(run):
+    # d6 (10) takes e7 (7), is crowned on f8 (3) and goes on as a king over g7 (8) to h6 (12)
+    out = run("moves", "-v", "russian", "W:Wd6:Be7,g7").stdout.strip()
+    assert out == "W:W10:B7,8: 1 moves: d6:h6"
+    data = json.loads(run("moves", "-v", "russian", "--json", "W:W10:B7,8").stdout)
+    assert data["moves"] == [
+        {
+            "move": "d6:h6",
+            "from": 10,
+            "to": 12,
+            "captures": [7, 8],
+            "path": [10, 3, 12],
+            "crowns": True,
+        }
+    ]
+    # Brazilian: the man only passes f8 and ends on h6 uncrowned
+    data = json.loads(run("moves", "-v", "brazilian", "--json", "W:W10:B7,8").stdout)
+    assert [(m["move"], m["crowns"]) for m in data["moves"]] == [("d6:h6", False)]
+    out = run("moves", "-v", "russian", "--notation", "numeric", "W:W10:B7,8").stdout.strip()
+    assert out == "W:W10:B7,8: 1 moves: 10x12"
+
+
+def test_perft_russian_and_brazilian(run):
+    # py-draughts 1.10.1 (draughts.boards.russian / .brazilian) gives the same counts
+    assert run("perft", "-v", "russian", "-d", "5").stdout.splitlines()[-1] == "7482"
+    assert run("perft", "-v", "brazilian", "-d", "5").stdout.splitlines()[-1] == "7473"
 
 
 def test_moves_reads_fens_from_stdin(run):
