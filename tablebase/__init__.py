@@ -11,8 +11,9 @@ __version__ = "0.1.0"
 __all__ = ["ENGLISH", "INTERNATIONAL", "FenError", "Position", "Variant", "get_variant", "open"]
 
 
-def open(path, variant=None):  # noqa: A001 - mirrors chess.syzygy.open_tablebase
-    """Open the database directory ``path`` for probing; see :class:`tablebase.probe.Tablebase`."""
+def open(path, variant=None, wdl_only=False):  # noqa: A001 - mirrors chess.syzygy.open_tablebase
+    """Open the database directory ``path`` for probing (``wdl_only``: through the compact
+    win/draw/loss part alone); see :class:`tablebase.probe.Tablebase`."""
     from tablebase.probe import Tablebase
 
-    return Tablebase(path, variant)
+    return Tablebase(path, variant, wdl_only)

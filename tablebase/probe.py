@@ -6,15 +6,24 @@
 
 Slices are read (and checked) on first use and kept in memory. A position whose slice is
 not in the database raises :class:`MissingSliceError` naming the slice.
+
+A database holding distances is probed through its ``values`` part. A WDL-only database
+(``tablebase export --wdl-only``), or any database opened with ``wdl_only=True``, is probed
+through its compact ``wdl`` part (a quarter of the memory), where the result of a position
+whose side to move can capture is resolved through its captures (:mod:`tablebase.wdl`):
+``probe_wdl`` and ``probe_batch_wdl`` answer as usual, ``probe`` and ``best_moves`` give
+``None`` for every distance, and ``probe_dtw``, ``probe_byte`` and ``probe_batch`` raise
+:class:`DistancesUnavailableError`.
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from numba import njit, prange
+from numba import get_num_threads, njit, prange
 
 from tablebase.index import BINOM, REVERSE16, popcount, position_index, reverse_board
 from tablebase.rules import Move, legal_moves, play
@@ -22,7 +31,23 @@ from tablebase.rules.notation import move_text
 from tablebase.rules.position import Position
 from tablebase.rules.variants import Variant, get_variant
 from tablebase.slices import Slice
-from tablebase.storage import TableFileError, read_attrs, read_slice, slice_path
+from tablebase.storage import (
+    TableFileError,
+    has_values,
+    read_attrs,
+    read_slice,
+    read_wdl,
+    slice_path,
+)
+from tablebase.values import RESULT_NAMES, decode
+from tablebase.wdl import (
+    NO_TABLE,
+    UNCODED,
+    capture_closure,
+    new_buffers,
+    result_of,
+    results_batch,
+)
 
 
 class MissingSliceError(LookupError):
@@ -35,6 +60,17 @@ class MissingSliceError(LookupError):
         super().__init__(f"slice {slice_name} is not in the database {db}{where}")
 
 
+class DistancesUnavailableError(LookupError):
+    """A distance was asked of a database probed through its WDL part only."""
+
+    def __init__(self, db: Path) -> None:
+        self.db = db
+        super().__init__(
+            f"the database {db} is probed for win/draw/loss only (a WDL-only copy, or opened "
+            "with wdl_only=True): distances are not available"
+        )
+
+
 @dataclass(frozen=True)
 class MoveValue:
     """A legal move with its value from the mover's side (before the move)."""
@@ -45,15 +81,7 @@ class MoveValue:
     dtw: int | None
 
 
-RESULTS = {1: "win", 0: "draw", -1: "loss"}
-
-
-def decode(byte: int) -> tuple[int, int | None]:
-    """(wdl, dtw) of a stored byte."""
-    if byte == 0:
-        return 0, None
-    dtw = byte - 1
-    return (1 if dtw % 2 else -1), dtw
+RESULTS = RESULT_NAMES  # {1: "win", 0: "draw", -1: "loss"}
 
 
 def normalise(pos: Position) -> tuple[Slice, tuple[int, int, int, int]]:
@@ -66,22 +94,25 @@ def normalise(pos: Position) -> tuple[Slice, tuple[int, int, int, int]]:
 class Tablebase:
     """A database directory of one variant, opened for probing (a context manager)."""
 
-    def __init__(self, path: str | Path, variant: str | Variant | None = None) -> None:
+    def __init__(
+        self, path: str | Path, variant: str | Variant | None = None, wdl_only: bool = False
+    ) -> None:
         self.path = Path(path)
         if not self.path.is_dir():
             raise FileNotFoundError(f"database directory {self.path} does not exist")
-        self.variant = self._detect_variant(variant)
+        first = next(iter(sorted(self.path.glob("*.h5"))), None)
+        attrs = read_attrs(first) if first is not None else {}
+        self.variant = get_variant(variant or attrs.get("variant") or self.path.name)
+        #: True if probes give distances (the ``values`` part); False: win/draw/loss only.
+        self.has_distances = bool(attrs) and has_values(attrs) and not wdl_only
         self._tables: dict[Slice, np.ndarray] = {}
         self._by_code: dict[int, np.ndarray] = {}
         self._flat = np.zeros(0, dtype=np.uint8)
         self._flat_offsets = np.full(4096, -1, dtype=np.int64)
-
-    def _detect_variant(self, variant: str | Variant | None) -> Variant:
-        if variant is not None:
-            return get_variant(variant)
-        for f in sorted(self.path.glob("*.h5")):
-            return get_variant(read_attrs(f)["variant"])
-        return get_variant(self.path.name)
+        self._wdl_tables: dict[int, np.ndarray] = {}
+        self._wdl_flat = np.zeros(0, dtype=np.uint8)
+        self._wdl_offsets = np.full(4096, -1, dtype=np.int64)
+        self._local = threading.local()
 
     def __enter__(self) -> Tablebase:
         return self
@@ -94,6 +125,9 @@ class Tablebase:
         self._by_code.clear()
         self._flat = np.zeros(0, dtype=np.uint8)
         self._flat_offsets = np.full(4096, -1, dtype=np.int64)
+        self._wdl_tables.clear()
+        self._wdl_flat = np.zeros(0, dtype=np.uint8)
+        self._wdl_offsets = np.full(4096, -1, dtype=np.int64)
 
     # --- slices -----------------------------------------------------------------------
     def slices(self) -> list[Slice]:
@@ -111,6 +145,8 @@ class Tablebase:
 
     def table(self, s: Slice, fen: str = "") -> np.ndarray:
         """The values of slice ``s`` (read and checked on first use)."""
+        if not self.has_distances:
+            raise DistancesUnavailableError(self.path)
         t = self._tables.get(s)
         if t is None:
             path = slice_path(self.path, s)
@@ -137,7 +173,9 @@ class Tablebase:
         return pos
 
     def probe_byte(self, pos: Position | str) -> int:
-        """The stored byte of a position (see ``docs/FORMAT.md``)."""
+        """The stored value of a position (see ``docs/FORMAT.md``)."""
+        if not self.has_distances:
+            raise DistancesUnavailableError(self.path)
         p = self._position(pos)
         v = self.variant
         code, idx = _locate(
@@ -162,12 +200,39 @@ class Tablebase:
         return int(t[idx])
 
     def probe(self, pos: Position | str) -> tuple[int, int | None]:
-        """(wdl, dtw) for the side to move."""
+        """(wdl, dtw) for the side to move; dtw is None for a draw, and for every position
+        when the database is probed for win/draw/loss only (``has_distances`` False)."""
+        if not self.has_distances:
+            return self.probe_wdl(pos), None
         return decode(self.probe_byte(pos))
 
     def probe_wdl(self, pos: Position | str) -> int:
         """+1 win, 0 draw, -1 loss for the side to move."""
-        return decode(self.probe_byte(pos))[0]
+        if self.has_distances:
+            return decode(self.probe_byte(pos))[0]
+        p = self._position(pos)
+        buffers = getattr(self._local, "buffers", None)
+        if buffers is None:
+            buffers = self._local.buffers = new_buffers()
+        v = self.variant
+        while True:
+            r = result_of(
+                self._wdl_flat,
+                self._wdl_offsets,
+                v.neighbours,
+                v.rules,
+                BINOM,
+                REVERSE16,
+                p.white_to_move,
+                np.uint64(p.white_men),
+                np.uint64(p.white_kings),
+                np.uint64(p.black_men),
+                np.uint64(p.black_kings),
+                *buffers,
+            )
+            if r > NO_TABLE:
+                return int(r)
+            self._load_wdl([NO_TABLE - int(r)], p)
 
     def probe_dtw(self, pos: Position | str) -> int | None:
         """Plies to the end with best play: odd for a win, even for a loss; None if drawn."""
@@ -195,8 +260,10 @@ class Tablebase:
         black_kings: np.ndarray,
         white_to_move: np.ndarray | bool = True,
     ) -> np.ndarray:
-        """Stored bytes of many positions given as uint64 bitboard arrays (``decode`` them
+        """Stored values of many positions given as uint64 bitboard arrays (``decode`` them
         with :func:`decode`, or read them as in ``docs/FORMAT.md``)."""
+        if not self.has_distances:
+            raise DistancesUnavailableError(self.path)
         v = self.variant
         wm, wk, bm, bk = (
             np.ascontiguousarray(a, dtype=np.uint64)
@@ -226,6 +293,94 @@ class Tablebase:
             self._flat,
             self._flat_offsets,
         )
+
+    def probe_batch_wdl(
+        self,
+        white_men: np.ndarray,
+        white_kings: np.ndarray,
+        black_men: np.ndarray,
+        black_kings: np.ndarray,
+        white_to_move: np.ndarray | bool = True,
+    ) -> np.ndarray:
+        """Results (int8: +1 win, 0 draw, -1 loss for the side to move) of many positions
+        given as uint64 bitboard arrays."""
+        if self.has_distances:
+            values = self.probe_batch(white_men, white_kings, black_men, black_kings, white_to_move)
+            out = np.where((values.astype(np.int64) - 1) % 2 == 1, 1, -1).astype(np.int8)
+            out[values == 0] = 0
+            return out
+        v = self.variant
+        wm, wk, bm, bk = (
+            np.ascontiguousarray(a, dtype=np.uint64)
+            for a in (white_men, white_kings, black_men, black_kings)
+        )
+        wtm = np.ascontiguousarray(
+            np.broadcast_to(np.asarray(white_to_move, dtype=np.bool_), wm.shape)
+        )
+        codes = _codes_batch(wm, wk, bm, bk, wtm, v.squares, REVERSE16)
+        if codes.shape[0] and codes.min() < 0:
+            i = int(np.argmin(codes))
+            pos = Position(int(wm[i]), int(wk[i]), int(bm[i]), int(bk[i]), bool(wtm[i]), v)
+            raise MissingSliceError(normalise(pos)[0].name, self.path, pos.fen())
+        present = np.flatnonzero(np.bincount(codes, minlength=4096))
+        if (self._wdl_offsets[present] < 0).any():
+            self._load_wdl(present.tolist())
+        while True:
+            out, missing = results_batch(
+                self._wdl_flat,
+                self._wdl_offsets,
+                v.neighbours,
+                v.rules,
+                BINOM,
+                REVERSE16,
+                wtm,
+                wm,
+                wk,
+                bm,
+                bk,
+                get_num_threads() * 4,
+            )
+            need = sorted({int(c) for c in missing if c >= 0})
+            if not need:
+                return out
+            self._load_wdl(need)
+
+    def _load_wdl(self, codes: list[int], pos: Position | None = None) -> None:
+        """Load the WDL parts of slices ``codes`` and of every slice their captures reach
+        (those present), laid end to end in one array with ``offsets[code]`` in bytes."""
+        fen = pos.fen() if pos is not None else ""
+        added = False
+        for code in codes:
+            if code == UNCODED:
+                assert pos is not None
+                raise MissingSliceError(normalise(pos)[0].name, self.path, fen)
+            s = _slice_of_code(code)
+            if s.bm + s.bk == 0:
+                raise ValueError(f"{fen}: the side not to move has no pieces; game over")
+            if code in self._wdl_tables:
+                continue
+            self._wdl_tables[code] = self.wdl_table(s, fen)
+            added = True
+            for t in capture_closure(s):
+                if t.code not in self._wdl_tables and slice_path(self.path, t).exists():
+                    self._wdl_tables[t.code] = self.wdl_table(t, fen)
+        if not added:
+            return
+        order = sorted(self._wdl_tables)
+        self._wdl_flat = np.concatenate([self._wdl_tables[c] for c in order])
+        offsets = np.full(4096, -1, dtype=np.int64)
+        pos_ = 0
+        for c in order:
+            offsets[c] = pos_
+            pos_ += self._wdl_tables[c].shape[0]
+        self._wdl_offsets = offsets
+
+    def wdl_table(self, s: Slice, fen: str = "") -> np.ndarray:
+        """The packed WDL part of slice ``s`` (read and checked; see :mod:`tablebase.wdl`)."""
+        path = slice_path(self.path, s)
+        if not path.exists():
+            raise MissingSliceError(s.name, self.path, fen)
+        return read_wdl(path, self.variant, s)
 
     def _rebuild_flat(self, codes: np.ndarray) -> None:
         """Lay the slices batch probes need end to end in one array (kept between calls)."""
@@ -306,11 +461,18 @@ def _codes_batch(wm, wk, bm, bk, wtm, nsq, rev16):
 @njit(cache=True, parallel=True)
 def _gather_batch(wm, wk, bm, bk, wtm, nsq, width, binom, rev16, flat, offsets):
     n = wm.shape[0]
-    out = np.empty(n, dtype=np.uint8)
+    out = np.empty(n, dtype=flat.dtype)
     for i in prange(n):
         code, idx = _locate_one(nsq, width, wtm[i], wm[i], wk[i], bm[i], bk[i], binom, rev16)
         out[i] = flat[offsets[code] + idx]
     return out
 
 
-__all__ = ["MissingSliceError", "MoveValue", "Tablebase", "TableFileError", "decode"]
+__all__ = [
+    "DistancesUnavailableError",
+    "MissingSliceError",
+    "MoveValue",
+    "Tablebase",
+    "TableFileError",
+    "decode",
+]

@@ -1,28 +1,50 @@
 """HDF5 slice files: writing safely, reading, and checking that a file is whole.
 
-One file per slice, ``<db>/<wmwkbmbk>.h5``, holding the dataset ``values`` (one byte per
-index entry, see ``docs/FORMAT.md``) with its description in attributes. A file is written
-under a temporary name, re-read and checked, then renamed: a file with the final name is
-complete. Files carry no timestamps, so the same database always gives the same bytes.
+One file per slice, ``<db>/<wmwkbmbk>.h5`` (format version 2, ``docs/FORMAT.md``): the slice's
+description in the file's attributes and two parts, each a dataset of its own that can be
+read (or shipped) without the other:
+
+- ``wdl``: win/draw/loss, two bits per entry, capture positions left to the prober
+  (:mod:`tablebase.wdl`);
+- ``values``: result and distance-to-win, one value per entry (:mod:`tablebase.values`),
+  ``uint8`` or, where a distance needs it, ``uint16``. A WDL-only copy
+  (``tablebase export --wdl-only``) has no ``values``.
+
+Version 1 files (``values`` alone, the description on the dataset) still open. A file is
+written under a temporary name, re-read and checked, then renamed: a file with the final
+name is complete. Files carry no timestamps, so the same database always gives the same
+bytes.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import h5py
+import numba
 import numpy as np
 
 from tablebase import __version__
 from tablebase.index import INDEX_SCHEME
 from tablebase.rules.variants import Variant
 from tablebase.slices import Slice
+from tablebase.values import dtw_histogram, value_bits
 
-DATASET = "values"
-CHUNK = 1 << 18
+FORMAT_VERSION = 2  # the layout written; 1 (values only) is still read
+READABLE_VERSIONS = (1, 2)
+DATASET = "values"  # the distances part
+WDL_DATASET = "wdl"  # the compact win/draw/loss part
+CHUNK = 1 << 18  # entries per compressed chunk of values, bytes per chunk of wdl
+WDL_GZIP_LEVEL = 6
+VALUES_ENCODING = "0 draw, else dtw+1 (odd dtw win, even dtw loss, side to move)"
+WDL_ENCODING = (
+    "2 bits per entry, entry i in bits 2*(i%4) of byte i//4: 0 draw, 1 win, 2 loss (side to "
+    "move); entries that are not positions or whose side to move can capture hold any code"
+)
 
 
 class TableFileError(Exception):
@@ -65,42 +87,103 @@ def write_slice(
     values: np.ndarray,
     stats: SliceStats,
     example_fen: str,
+    dont_care: np.ndarray | None = None,
 ) -> Path:
-    """Write ``values`` of slice ``s`` to ``db`` atomically; returns the final path."""
-    final = slice_path(db, s)
-    tmp = final.with_name(f"{final.name}.{os.getpid()}.tmp")
-    attrs = {
+    """Write both parts of slice ``s`` (its WDL part derived from ``values``) to ``db``
+    atomically; returns the final path. ``values`` is ``uint8`` or ``uint16``.
+
+    ``dont_care`` (optional, bool per entry) marks the entries whose WDL code is never read:
+    those that are not positions and the capture positions, exactly. A solver that knows
+    them passes them to save a pass over the slice; otherwise they are found here."""
+    from tablebase.wdl import encode_wdl
+
+    value_bits(values)  # TypeError for another type
+    packed = encode_wdl(variant, s, values, numba.get_num_threads(), dont_care)
+    attrs = slice_attrs(variant, s, stats, example_fen, dtw_histogram(values))
+    return write_parts(db, variant, s, attrs, packed, values)
+
+
+def slice_attrs(
+    variant: Variant, s: Slice, stats: SliceStats, example_fen: str, histogram: np.ndarray
+) -> dict:
+    """The file attributes describing slice ``s`` (format version 2)."""
+    hist = np.asarray(histogram, dtype=np.int64).copy()
+    hist[0] = stats.draws  # entries that are not positions hold 0 too: count positions only
+    return {
+        "format_version": FORMAT_VERSION,
         "variant": variant.name,
         "material": s.name,
         "index_scheme": INDEX_SCHEME,
+        "entries": s.size(variant),
         "positions": stats.positions,
-        "entries": int(values.shape[0]),
         "wins": stats.wins,
         "draws": stats.draws,
         "losses": stats.losses,
         "longest_win": stats.longest_win,
         "longest_win_index": stats.longest_win_index,
         "longest_win_fen": example_fen,
-        "sha256": checksum(values),
+        "value_histogram": hist,
         "generator_version": __version__,
-        "encoding": "uint8: 0 draw, else dtw+1 (odd dtw win, even dtw loss, side to move)",
     }
-    chunks = (min(CHUNK, max(1, values.shape[0])),)
-    with h5py.File(tmp, "w", track_order=True, libver=("earliest", "v110")) as f:
+
+
+def write_parts(
+    db: Path | str,
+    variant: Variant,
+    s: Slice,
+    attrs: dict,
+    wdl: np.ndarray,
+    values: np.ndarray | None = None,
+) -> Path:
+    """Write a slice file from its attributes and parts (``values`` None: a WDL-only file)
+    under a temporary name, re-read and check it, then rename it; returns the final path."""
+    final = slice_path(db, s)
+    tmp = final.with_name(f"{final.name}.{os.getpid()}.tmp")
+    attrs = dict(attrs, parts="wdl values" if values is not None else "wdl")
+    image = io.BytesIO()  # built in memory: a full disk is then a plain OSError, not a crash
+    with h5py.File(image, "w", track_order=True, libver=("earliest", "v110")) as f:
+        for k, v in attrs.items():
+            f.attrs[k] = v
         ds = f.create_dataset(
-            DATASET,
-            data=values,
-            chunks=chunks,
+            WDL_DATASET,
+            data=wdl,
+            chunks=(min(CHUNK, max(1, wdl.shape[0])),),
             compression="gzip",
-            compression_opts=1,
-            shuffle=False,
+            compression_opts=WDL_GZIP_LEVEL,
             track_times=False,
         )
-        for k, v in attrs.items():
-            ds.attrs[k] = v
-    with open(tmp, "rb+") as fh:
-        os.fsync(fh.fileno())
-    read_slice(tmp, variant, s)  # re-read and check before the file gets its final name
+        ds.attrs["sha256"] = checksum(wdl)
+        ds.attrs["encoding"] = WDL_ENCODING
+        if values is not None:
+            bits = value_bits(values)
+            ds = f.create_dataset(
+                DATASET,
+                data=values.astype(values.dtype.newbyteorder("<"), copy=False),
+                chunks=(min(CHUNK, max(1, values.shape[0])),),
+                compression="gzip",
+                compression_opts=1,
+                shuffle=bits > 8,
+                track_times=False,
+            )
+            ds.attrs["sha256"] = checksum(values)
+            ds.attrs["value_bits"] = bits
+            ds.attrs["encoding"] = f"uint{bits}: {VALUES_ENCODING}"
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(image.getbuffer())
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        raise
+    del image
+    try:  # re-read and check before the file gets its final name
+        read_wdl(tmp, variant, s)
+        if values is not None:
+            read_slice(tmp, variant, s)
+    except TableFileError:
+        tmp.unlink(missing_ok=True)
+        raise
     os.replace(tmp, final)
     return final
 
@@ -127,37 +210,106 @@ def check_header(path: Path | str, variant: Variant, s: Slice) -> dict:
 
 
 def read_attrs(path: Path | str) -> dict:
-    """The attributes of a slice file (no data read)."""
+    """The attributes describing a slice file (no data read), whatever its format version,
+    with ``format_version``, ``parts`` and (if it has distances) ``value_bits``; raises
+    :class:`TableFileError` for an unreadable file or a format this program cannot read."""
     try:
         with h5py.File(path, "r") as f:
-            return {k: _plain(v) for k, v in f[DATASET].attrs.items()}
+            return _file_attrs(Path(path), f)
     except (OSError, KeyError) as e:
         raise TableFileError(path, f"not a readable slice file ({e})") from None
+
+
+def _file_attrs(path: Path, f: h5py.File) -> dict:
+    attrs = {k: _plain(v) for k, v in f.attrs.items()}
+    version = attrs.get("format_version")
+    if version is None:  # version 1: the description lives on the only dataset
+        if DATASET not in f:
+            raise TableFileError(path, "not a slice file (no format_version, no values)")
+        attrs = {k: _plain(v) for k, v in f[DATASET].attrs.items()}
+        attrs.pop("sha256", None)
+        return dict(attrs, format_version=1, parts="values", value_bits=8)
+    if version not in READABLE_VERSIONS:
+        raise TableFileError(
+            path,
+            f"format version {version!r} is not one this program reads "
+            f"({', '.join(map(str, READABLE_VERSIONS))}): upgrade draughts-tablebase "
+            "or regenerate the database",
+        )
+    if DATASET in f:
+        attrs["value_bits"] = _plain(f[DATASET].attrs.get("value_bits", 8))
+    return attrs
+
+
+def has_values(attrs: dict) -> bool:
+    """True if a file (given by :func:`read_attrs`) holds the distances part."""
+    return "values" in str(attrs.get("parts", "")).split()
 
 
 def read_slice(
     path: Path | str, variant: Variant, s: Slice, check: bool = True, out: np.ndarray | None = None
 ) -> np.ndarray:
-    """The values of slice ``s`` (read into ``out`` when given); raises
-    :class:`TableFileError` if the file is not whole or not that slice."""
+    """The values (result and distance) of slice ``s``, ``uint8`` or ``uint16`` as stored
+    (read into ``out`` when given, which must be at least as wide); raises
+    :class:`TableFileError` if the file is not whole, not that slice, or has no distances."""
     path = Path(path)
     if not path.exists():
         raise TableFileError(path, f"missing slice {s.name}")
     size = s.size(variant)
     try:
         with h5py.File(path, "r") as f:
-            ds = f[DATASET]
-            attrs = {k: _plain(v) for k, v in ds.attrs.items()}
+            attrs = _file_attrs(path, f)
             _check_attrs(path, attrs, variant, s)
-            if ds.dtype != np.uint8 or ds.shape != (size,):
+            if DATASET not in f:
+                raise TableFileError(
+                    path,
+                    "holds win/draw/loss only (a WDL-only copy): distances are not available",
+                )
+            ds = f[DATASET]
+            if ds.dtype not in (np.uint8, np.uint16) or ds.shape != (size,):
                 raise TableFileError(path, f"dataset has shape {ds.shape} {ds.dtype}")
-            values = np.empty(size, dtype=np.uint8) if out is None else out
+            if out is not None and out.dtype.itemsize < ds.dtype.itemsize:
+                raise TableFileError(
+                    path, f"holds {ds.dtype} values, too wide for a {out.dtype} buffer"
+                )
+            values = np.empty(size, dtype=ds.dtype) if out is None else out
             ds.read_direct(values)
+            digest = _plain(ds.attrs.get("sha256"))
+            stored = ds.dtype
     except (OSError, KeyError, ValueError, TypeError) as e:
         raise TableFileError(path, f"truncated or damaged slice file ({e})") from None
-    if check and checksum(values) != attrs.get("sha256"):
+    if check and checksum(values.astype(stored, copy=False)) != digest:
         raise TableFileError(path, "checksum mismatch: the values were altered or damaged")
     return values
+
+
+def read_wdl(path: Path | str, variant: Variant, s: Slice, check: bool = True) -> np.ndarray:
+    """The packed WDL part of slice ``s`` (:mod:`tablebase.wdl`); for a version 1 file it
+    is derived from the values, every entry exact. Raises :class:`TableFileError` as
+    :func:`read_slice` does."""
+    from tablebase.wdl import exact_wdl, packed_size
+
+    path = Path(path)
+    if not path.exists():
+        raise TableFileError(path, f"missing slice {s.name}")
+    try:
+        with h5py.File(path, "r") as f:
+            attrs = _file_attrs(path, f)
+            _check_attrs(path, attrs, variant, s)
+            if attrs["format_version"] == 1:
+                return exact_wdl(read_slice(path, variant, s, check))
+            ds = f[WDL_DATASET]
+            size = packed_size(s.size(variant))
+            if ds.dtype != np.uint8 or ds.shape != (size,):
+                raise TableFileError(path, f"wdl dataset has shape {ds.shape} {ds.dtype}")
+            packed = np.empty(size, dtype=np.uint8)
+            ds.read_direct(packed)
+            digest = _plain(ds.attrs.get("sha256"))
+    except (OSError, KeyError, ValueError, TypeError) as e:
+        raise TableFileError(path, f"truncated or damaged slice file ({e})") from None
+    if check and checksum(packed) != digest:
+        raise TableFileError(path, "checksum mismatch: the wdl part was altered or damaged")
+    return packed
 
 
 def _check_attrs(path: Path, attrs: dict, variant: Variant, s: Slice) -> None:

@@ -1,0 +1,292 @@
+"""The compact win/draw/loss part of a slice: encoding for distribution, probing with captures.
+
+Each index entry gets a two-bit code (:mod:`tablebase.values`: draw 0, win 1, loss 2), four
+entries to a byte, entry ``i`` in bits ``2 * (i % 4)`` and up of byte ``i // 4``.
+
+**Don't-care entries.** Two kinds of entries never need their code read: entries that are not
+positions (two men on one square) and positions whose side to move has a capture. A capture
+position's result follows from its captures, whose positions have fewer pieces and so lie in
+smaller slices; the prober resolves it there (recursively, as a capture may lead to another
+capture position). The writer stores in each don't-care entry the code of the last entry
+before it that is not don't-care (the slice's first code for a leading run), which lengthens
+runs of equal codes and lets gzip shrink them: see ``docs/FORMAT.md`` for the figures.
+
+**Probing invariant.** A position's result is its stored code if the side to move has no
+capture; otherwise it is the best, for the mover, of the negated results of the positions
+after each legal capture. The stored code of a capture position is never read.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from tablebase.index import (
+    BINOM,
+    cursor_boards,
+    cursor_next,
+    cursor_start,
+    popcount,
+    position_index,
+    reverse_board,
+)
+from tablebase.rules import movegen as mg
+from tablebase.rules.variants import Variant
+from tablebase.slices import Slice, successors
+from tablebase.values import wdl_code
+
+DONT_CARE = 3  # transient code while encoding; never stored
+MAX_CAPTURE_DEPTH = 16  # capture positions in a row, bounded by the pieces on the board
+NO_TABLE = -2  # result code base: -2 - material code for a slice that is not loaded
+UNCODED = 4096  # material code for more than seven pieces of a kind
+
+
+def packed_size(entries: int) -> int:
+    """Bytes of the packed WDL part of a slice of ``entries`` entries."""
+    return (entries + 3) // 4
+
+
+# --- encoding ----------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _classify_range(values, codes, nbr, rules, binom, counts, lo, hi):
+    nsq = rules[0]
+    width = rules[5]
+    cur = np.zeros((4, 8), dtype=np.int64)
+    boards = np.zeros(5, dtype=np.uint64)
+    free1 = np.zeros(64, dtype=np.int64)
+    free2 = np.zeros(64, dtype=np.int64)
+    cursor_start(lo, nsq, width, counts, binom, cur)
+    cursor_boards(nsq, width, counts, cur, 0, boards, free1, free2)
+    for idx in range(lo, hi):
+        if idx > lo:
+            changed = cursor_next(nsq, width, counts, cur)
+            cursor_boards(nsq, width, counts, cur, changed, boards, free1, free2)
+        if boards[4] == 0 or mg.has_capture(
+            nbr, rules, True, boards[0], boards[1], boards[2], boards[3]
+        ):
+            codes[idx] = DONT_CARE
+        else:
+            codes[idx] = wdl_code(values[idx])
+
+
+@njit(cache=True, parallel=True)
+def classify(values, nbr, rules, binom, counts, nchunks):
+    """WDL code of every entry, :data:`DONT_CARE` for non-positions and capture positions."""
+    size = values.shape[0]
+    codes = np.empty(size, dtype=np.uint8)
+    step = (size + nchunks - 1) // nchunks
+    for c in prange(nchunks):
+        lo = c * step
+        hi = min(size, lo + step)
+        if lo < hi:
+            _classify_range(values, codes, nbr, rules, binom, counts, lo, hi)
+    return codes
+
+
+@njit(cache=True)
+def fill_dont_care(codes):
+    """Replace each don't-care code by the previous stored code (the first one for a
+    leading run; draw if the slice has none)."""
+    prev = 0
+    for i in range(codes.shape[0]):
+        if codes[i] != DONT_CARE:
+            prev = codes[i]
+            break
+    for i in range(codes.shape[0]):
+        if codes[i] == DONT_CARE:
+            codes[i] = prev
+        else:
+            prev = codes[i]
+
+
+def pack(codes: np.ndarray) -> np.ndarray:
+    """Four two-bit codes to a byte, the first in the low bits."""
+    padded = np.zeros(packed_size(codes.shape[0]) * 4, dtype=np.uint8)
+    padded[: codes.shape[0]] = codes
+    quads = padded.reshape(-1, 4)
+    return quads[:, 0] | (quads[:, 1] << 2) | (quads[:, 2] << 4) | (quads[:, 3] << 6)
+
+
+def unpack(packed: np.ndarray, entries: int) -> np.ndarray:
+    """The ``entries`` two-bit codes of a packed array (one byte each)."""
+    out = np.empty((packed.shape[0], 4), dtype=np.uint8)
+    for k in range(4):
+        out[:, k] = (packed >> (2 * k)) & 3
+    return out.reshape(-1)[:entries]
+
+
+def encode_wdl(
+    variant: Variant,
+    s: Slice,
+    values: np.ndarray,
+    threads: int = 1,
+    dont_care: np.ndarray | None = None,
+) -> np.ndarray:
+    """The packed WDL part of slice ``s`` from its values, don't-care entries filled;
+    ``dont_care`` (bool per entry: non-positions and capture positions) saves finding them."""
+    if dont_care is None:
+        counts = np.array(tuple(s), dtype=np.int64)
+        codes = classify(
+            values, variant.neighbours, variant.rules, BINOM, counts, max(1, threads) * 8
+        )
+    else:
+        if dont_care.shape != values.shape:
+            raise ValueError(f"dont_care has shape {dont_care.shape}, values {values.shape}")
+        codes = codes_of(values)
+        codes[dont_care] = DONT_CARE
+    fill_dont_care(codes)
+    return pack(codes)
+
+
+@njit(cache=True)
+def codes_of(values):
+    """The WDL code of every value."""
+    codes = np.empty(values.shape[0], dtype=np.uint8)
+    for i in range(values.shape[0]):
+        codes[i] = wdl_code(values[i])
+    return codes
+
+
+def exact_wdl(values: np.ndarray) -> np.ndarray:
+    """The packed WDL part with every entry's own code (no don't-care entries), as read
+    from a version 1 file."""
+    return pack(codes_of(values))
+
+
+def capture_closure(s: Slice) -> set[Slice]:
+    """Every slice a capture from ``s`` can reach, directly or by further captures
+    (without ``s``): what probing the WDL part of ``s`` needs loaded."""
+    out: set[Slice] = set()
+    todo = [s]
+    while todo:
+        t = todo.pop()
+        for u in successors(t):
+            if u.pieces < t.pieces and u not in out:
+                out.add(u)
+                todo.append(u)
+    return out
+
+
+# --- probing -----------------------------------------------------------------------------
+
+
+@njit(cache=True, inline="always")
+def _code_of(wm, wk, bm, bk):
+    n_wm, n_wk, n_bm, n_bk = popcount(wm), popcount(wk), popcount(bm), popcount(bk)
+    if max(max(n_wm, n_wk), max(n_bm, n_bk)) > 7:
+        return UNCODED
+    return ((n_wm * 8 + n_wk) * 8 + n_bm) * 8 + n_bk
+
+
+@njit(cache=True)
+def result_white(flat, offsets, nbr, rules, binom, rev16, wm, wk, bm, bk, moves, ws, depth):
+    """Result (+1 / 0 / -1) of a white-to-move position from the packed WDL tables in
+    ``flat`` (``offsets[code]`` = byte where a slice starts, -1 if not loaded), resolving
+    captures; ``NO_TABLE - code`` if the slice ``code`` is needed but not loaded."""
+    if (wm | wk) == 0:
+        return -1
+    code = _code_of(wm, wk, bm, bk)
+    if code == UNCODED or offsets[code] < 0:
+        return NO_TABLE - code
+    if (bm | bk) == 0:
+        return NO_TABLE - code  # not a slice (the game is over): the caller reports it
+    if not mg.has_capture(nbr, rules, True, wm, wk, bm, bk):
+        idx = position_index(rules[0], rules[5], wm, wk, bm, bk, binom)
+        byte = flat[offsets[code] + (idx >> 2)]
+        c = (byte >> ((idx & 3) * 2)) & 3
+        if c == 1:
+            return 1
+        if c == 2:
+            return -1
+        return 0
+    if depth >= moves.shape[0]:
+        raise RuntimeError("capture positions nested deeper than the move buffers")
+    buf = moves[depth]
+    n = mg.generate_moves(nbr, rules, True, wm, wk, bm, bk, buf, ws)
+    nsq = rules[0]
+    best = -1
+    for i in range(n):
+        a, b, c2, d = mg.make_move(
+            rules, True, wm, wk, bm, bk, buf[i, mg.F_FROM], buf[i, mg.F_TO], buf[i, mg.F_CAP]
+        )
+        r = result_white(
+            flat,
+            offsets,
+            nbr,
+            rules,
+            binom,
+            rev16,
+            reverse_board(a, nsq, rev16),
+            reverse_board(b, nsq, rev16),
+            reverse_board(c2, nsq, rev16),
+            reverse_board(d, nsq, rev16),
+            moves,
+            ws,
+            depth + 1,
+        )
+        if r <= NO_TABLE:
+            return r
+        if -r > best:
+            best = -r
+            if best == 1:
+                break
+    return best
+
+
+@njit(cache=True)
+def result_of(flat, offsets, nbr, rules, binom, rev16, wtm, wm, wk, bm, bk, moves, ws):
+    """:func:`result_white` of a position with either side to move (flipped if black)."""
+    if not wtm:
+        nsq = rules[0]
+        a = reverse_board(bm, nsq, rev16)
+        b = reverse_board(bk, nsq, rev16)
+        bm = reverse_board(wm, nsq, rev16)
+        bk = reverse_board(wk, nsq, rev16)
+        wm, wk = a, b
+    return result_white(flat, offsets, nbr, rules, binom, rev16, wm, wk, bm, bk, moves, ws, 0)
+
+
+@njit(cache=True, parallel=True)
+def results_batch(flat, offsets, nbr, rules, binom, rev16, wtm, wm, wk, bm, bk, nchunks):
+    """:func:`result_of` of many positions (int8 results; ``NO_TABLE - code`` never fits
+    int8, so a missing slice is reported in ``missing`` instead: -1 if none)."""
+    n = wm.shape[0]
+    out = np.empty(n, dtype=np.int8)
+    missing = np.full(nchunks, -1, dtype=np.int64)
+    step = (n + nchunks - 1) // nchunks
+    for c in prange(nchunks):
+        lo = c * step
+        hi = min(n, lo + step)
+        if lo >= hi:
+            continue
+        moves = np.zeros((MAX_CAPTURE_DEPTH, mg.MAX_MOVES, mg.MOVE_FIELDS), dtype=np.uint64)
+        ws = mg.new_workspace_nb()
+        for i in range(lo, hi):
+            r = result_of(
+                flat,
+                offsets,
+                nbr,
+                rules,
+                binom,
+                rev16,
+                wtm[i],
+                wm[i],
+                wk[i],
+                bm[i],
+                bk[i],
+                moves,
+                ws,
+            )
+            if r <= NO_TABLE:
+                missing[c] = NO_TABLE - r
+                out[i] = 0
+            else:
+                out[i] = r
+    return out, missing
+
+
+def new_buffers() -> tuple[np.ndarray, np.ndarray]:
+    """Move buffers and capture-search workspace for :func:`result_of`."""
+    return mg.new_move_buffer(MAX_CAPTURE_DEPTH), mg.new_workspace()
