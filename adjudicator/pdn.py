@@ -147,11 +147,19 @@ class PdnMove:
     number: int
     side: Side
     text: str
-    squares: tuple[int, ...]
-    is_capture: bool
     line: int = 0
     col: int = 0
     ply: int = 0
+
+    @property
+    def squares(self) -> tuple[int, ...]:
+        """The square numbers as written."""
+        return (_MOVE_INFO.get(self.text) or _move_info(self.text))[0]
+
+    @property
+    def is_capture(self) -> bool:
+        """True when written with `x` (or `:`)."""
+        return "x" in self.text
 
 
 @dataclass(slots=True)
@@ -365,10 +373,7 @@ class _Parser:
                 pos += len(token)
                 continue
             else:
-                info = _MOVE_INFO.get(token) or _move_info(token)
-                moves.append(
-                    PdnMove(number, side, token, info[0], info[1], lineno, pos + 1, len(moves))
-                )
+                moves.append(PdnMove(number, side, token, lineno, pos + 1, len(moves)))
                 if side == FIRST:
                     side = SECOND
                 else:
@@ -437,11 +442,8 @@ class _Parser:
         game = self.game or self._ensure_game(lineno)
         if len(text) > MAX_DIGITS and _LONG_NUMBER.search(text):
             raise self._error(f"number too long in move {text[:20]}...", lineno, col)
-        info = _MOVE_INFO.get(text) or _move_info(text)
         number, side = self.number, self.side
-        game.moves.append(
-            PdnMove(number, side, text, info[0], info[1], lineno, col, len(game.moves))
-        )
+        game.moves.append(PdnMove(number, side, text, lineno, col, len(game.moves)))
         self.in_movetext = True
         if side == FIRST:
             self.side = SECOND

@@ -27,7 +27,6 @@ the move number and side, the move as written and the legal moves.
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -175,7 +174,10 @@ class _Replayer:
         self, moves: list[PdnMove | str], start: Position, options: RuleOptions, game: int
     ) -> None:
         self.moves = moves
-        self.texts = [m.text if isinstance(m, PdnMove) else str(m) for m in moves]
+        try:
+            self.texts = [m.text for m in moves]  # type: ignore[union-attr]
+        except AttributeError:
+            self.texts = [m.text if isinstance(m, PdnMove) else str(m) for m in moves]
         self.start = start
         self.options = options
         self.game = game
@@ -391,25 +393,24 @@ def _flip_separator(text: str) -> str | None:
     return f"{squares[0]}{'-' if is_capture else 'x'}{squares[1]}"
 
 
-_CLEAN_MOVES = re.compile(r"(?:[0-9]{1,4}(?:[-x][0-9]{1,4})+ 0 )*")
-
-
 def _move_arrays(
     moves: list[PdnMove | str], texts: list[str]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The written squares of every move, flat, with offsets and the capture flags.
 
-    Texts as the PDN reader writes them (``32-28``, ``19x28``, ``26x37x48``) are turned into
-    numbers in one pass: each move ends with a 0 (no square has that number) and a square
-    after an ``x`` is negated, so the compiled :func:`adjudicator.replaycore.decode_moves`
-    finds the moves and their separators. Other texts are split one by one.
+    Texts as the PDN reader writes them (``32-28``, ``19x28``, ``26x37x48``) are read in one
+    compiled pass over the joined text (:func:`adjudicator.replaycore.parse_moves`); when
+    some text is anything else, the texts are split one by one.
     """
-    joined = " 0 ".join(texts) + " 0 " if texts else ""
-    if _CLEAN_MOVES.fullmatch(joined):
-        tokens = np.fromstring(  # noqa: NPY201 - text mode, not deprecated
-            joined.replace("-", " ").replace("x", " -"), dtype=np.int64, sep=" "
-        )
-        return core.decode_moves(tokens, len(texts))
+    if texts:
+        try:
+            raw = np.frombuffer(" ".join(texts).encode("ascii"), dtype=np.uint8)
+        except UnicodeEncodeError:
+            raw = None
+        if raw is not None:
+            ok, squares, offsets, captures = core.parse_moves(raw, len(texts))
+            if ok:
+                return squares, offsets, captures
     flat: list[int] = []
     offsets = [0]
     caps = []

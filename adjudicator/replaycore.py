@@ -41,26 +41,51 @@ _ONE = np.uint64(1)
 
 
 @njit(cache=True)
-def decode_moves(tokens, nmoves):
-    """(squares, offsets, captures) of moves written as numbers, each move ending with 0 and
-    each square after an ``x`` negated (see :func:`adjudicator.replay._move_arrays`)."""
-    squares = np.empty(tokens.shape[0], dtype=np.int64)
-    offsets = np.empty(nmoves + 1, dtype=np.int64)
+def parse_moves(text, nmoves):
+    """(ok, squares, offsets, captures) of ``nmoves`` move texts joined by single spaces
+    (ASCII bytes), each ``a-b`` or ``axbx...`` with squares of 1 to 4 digits, not 0, and one
+    kind of separator. ``ok`` is False when the text is anything else (the caller then
+    reads the moves one by one and reports the bad one precisely)."""
+    squares = np.empty(text.shape[0] // 2 + 1, dtype=np.int64)
+    offsets = np.zeros(nmoves + 1, dtype=np.int64)
     captures = np.zeros(nmoves, dtype=np.uint8)
-    offsets[0] = 0
-    k = 0
-    m = 0
-    for t in tokens:
-        if t == 0:
-            m += 1
-            offsets[m] = k
-        else:
-            if t < 0:
-                captures[m] = 1
-                t = -t
-            squares[k] = t
+    k = 0  # squares so far
+    m = 0  # moves so far
+    i = 0
+    n = text.shape[0]
+    while i <= n:
+        if m >= nmoves:
+            return False, squares[:k], offsets, captures
+        count = 0  # squares of this move
+        sep = 0
+        while True:
+            value = 0
+            digits = 0
+            while i < n and 48 <= text[i] <= 57:
+                value = value * 10 + (text[i] - 48)
+                digits += 1
+                i += 1
+            if digits == 0 or digits > 4 or value == 0:
+                return False, squares[:k], offsets, captures
+            squares[k] = value
             k += 1
-    return squares[:k], offsets, captures
+            count += 1
+            if i >= n or text[i] == 32:  # end of the move
+                break
+            c = text[i]
+            if c != 45 and c != 120:  # '-' or 'x'
+                return False, squares[:k], offsets, captures
+            if sep != 0 and c != sep:
+                return False, squares[:k], offsets, captures
+            sep = c
+            i += 1
+        if count < 2 or (sep == 45 and count != 2):
+            return False, squares[:k], offsets, captures
+        captures[m] = 1 if sep == 120 else 0
+        m += 1
+        offsets[m] = k
+        i += 1  # the space
+    return m == nmoves, squares[:k], offsets, captures
 
 
 @njit(cache=True)

@@ -225,7 +225,7 @@ def _as_game(moves: Sequence[str | PdnMove], fen: str | None, variant: Variant) 
             continue
         number = move_number(ply, first_mover)
         side = "first" if (ply % 2 == 1) == first_mover else "second"
-        out.append(PdnMove(number, side, str(m), (), "x" in str(m), ply=ply - 1))
+        out.append(PdnMove(number, side, str(m), ply=ply - 1))
     tags = {"FEN": fen} if fen else {}
     return PdnGame(index=1, tags=tags, moves=out)
 

@@ -70,7 +70,7 @@ def corpus(path: Path, games: int, max_plies: int, seed: int) -> tuple[int, int]
             plies += len(moves)
             first = variant.white_moves_first
             pdn_moves = [
-                PdnMove(ply // 2 + 1, "first" if ply % 2 == 0 else "second", t, (), "x" in t)
+                PdnMove(ply // 2 + 1, "first" if ply % 2 == 0 else "second", t)
                 for ply, t in enumerate(moves)
             ]
             tags = {
@@ -132,7 +132,7 @@ def dame_replay(game: PdnGame, v: Variant) -> int:
     board = dame.Board()
     n = 0
     for m in game.moves:
-        if len(m.squares) > 2:  # a path: dame wants the captured squares, so match them
+        if m.text.count("x") > 1:  # a path: dame wants the captured squares, so match them
             jumped = between(m.squares, v)
             (move,) = [
                 x

@@ -466,7 +466,7 @@ def test_write_game_layout_and_result():
 def test_write_game_starting_with_the_second_player():
     game = one_game('[FEN "B:W31-50:B1-20"]\n1... 17-22 2. 32-28 22-27 *')
     assert write_game(game).split("\n\n")[1] == "1... 17-22 2. 32-28 22-27 *\n"
-    built = PdnGame(moves=[PdnMove(7, SECOND, "17-22", (17, 22), False)])
+    built = PdnGame(moves=[PdnMove(7, SECOND, "17-22")])
     assert write_game(built) == "7... 17-22 *\n"
 
 
