@@ -3,8 +3,9 @@
 Prints Markdown tables (reproduced in ``docs/CLUSTER.md``), computed from the slice sizes
 (:meth:`Slice.size`) and the pair dependencies (:func:`pair_dependencies`):
 
-* memory of a pair task ~ entries of the pair x 4 bytes (1 value byte, 2 aux bytes and 1
-  counter byte per entry) + the bytes of the dependency slices it loads (1 byte per entry);
+* memory of a pair task: :func:`tablebase.solve.task_memory_bytes` of the pair's entries
+  and its dependencies' entries, the same estimate the local scheduler's ``--memory``
+  budget uses, so this table follows the solver's working state;
 * disk of a slice ~ its entries x the bits per entry measured on the files of an existing
   2-4 piece database (``--db``; gzip-compressed HDF5).
 
@@ -19,8 +20,11 @@ from pathlib import Path
 
 from tablebase.rules.variants import Variant, get_variant
 from tablebase.slices import Slice, all_slices, build_pairs, pair_dependencies
-
-ENTRY_BYTES = 4  # value uint8 + aux int16 + counter uint8 per entry of the pair being solved
+from tablebase.solve import (
+    DEPENDENCY_BYTES_PER_ENTRY,
+    PAIR_BYTES_PER_ENTRY,
+    task_memory_bytes,
+)
 
 
 def human(n: float) -> str:
@@ -41,10 +45,10 @@ def count(n: float) -> str:
 
 
 def task_memory(variant: Variant, pair: tuple[Slice, ...]) -> int:
-    """Bytes one pair task needs: its working arrays plus its loaded dependencies."""
+    """Bytes one pair task needs (the solver's estimate, as the scheduler uses it)."""
     entries = sum(s.size(variant) for s in pair)
     deps = sum(d.size(variant) for d in pair_dependencies(pair[0]))
-    return ENTRY_BYTES * entries + deps
+    return task_memory_bytes(entries, deps)
 
 
 def measured_bits(variant: Variant, db: Path, pieces: int) -> dict[int, tuple[int, int]]:
@@ -85,6 +89,13 @@ def main(argv: list[str] | None = None) -> None:
         + ").\n"
     )
 
+    fixed = task_memory_bytes(0, 0)
+    print(
+        "Memory of a pair task (`tablebase.solve.task_memory_bytes`, the estimate behind "
+        f"`--memory`): {PAIR_BYTES_PER_ENTRY} bytes per entry of the pair, "
+        f"{DEPENDENCY_BYTES_PER_ENTRY} per entry of the dependencies it loads, and "
+        f"{human(fixed)} for the process.\n"
+    )
     columns = [
         "pieces",
         "slices",
