@@ -375,11 +375,13 @@ class _Replayer:
         self.warnings.append(f"move {self._number(pos, i)} ({colour_name(pos)}): {message}")
 
 
-_NO_MOVE = np.zeros(4, dtype=np.uint64)
+_NO_MOVE = np.zeros(5, dtype=np.uint64)
 
 
 def _forced(move: Move) -> np.ndarray:
-    return np.array([1, move.frm - 1, move.to - 1, move.captured_board], dtype=np.uint64)
+    return np.array(
+        [1, move.frm - 1, move.to - 1, move.captured_board, int(move.crowns)], dtype=np.uint64
+    )
 
 
 def _flip_separator(text: str) -> str | None:

@@ -134,20 +134,19 @@ def start_event(nbr, rules, boards, state, buf, ws):
 
 
 @njit(cache=True)
-def _play(rules, table, boards, state, history, frm, to, cap):
+def _play(table, boards, state, history, frm, to, cap, crowns):
     """Make one move and advance the count and the history; True if threefold."""
     white = state[S_WHITE] != 0
     own_m, own_k, opp_m, opp_k = _side(boards, white)
     man_moved = (own_m >> frm) & _ONE != 0
     old_end = material_ending(table, boards[0], boards[1], boards[2], boards[3])
-    a, b, c, d = mg.make_move(rules, white, own_m, own_k, opp_m, opp_k, frm, to, cap)
+    a, b, c, d = mg.apply_move(own_m, own_k, opp_m, opp_k, frm, to, cap, crowns)
     if white:  # make_move answers with the new side to move first
         boards[0], boards[1], boards[2], boards[3] = c, d, a, b
     else:
         boards[0], boards[1], boards[2], boards[3] = a, b, c, d
     state[S_WHITE] = 0 if white else 1
-    mover_kings = boards[1] if white else boards[3]
-    crowned = man_moved and (mover_kings >> to) & _ONE != 0
+    crowned = man_moved and crowns
     new_end = material_ending(table, boards[0], boards[1], boards[2], boards[3])
     rule, limit, elapsed = count_after(
         table,
@@ -207,32 +206,32 @@ def run(
     """Play moves ``first .. last-1``; returns (code, ply index): ``DONE`` (all played),
     ``NEED`` (move ``ply`` needs the Python side) or ``EVENT`` (stopped at an event).
 
-    ``forced`` = (1, from, to, captured bitboard) plays that move (0-based squares) for
-    move ``first`` instead of matching its text; (0, ...) for none.
+    ``forced`` = (1, from, to, captured bitboard, crowns) plays that move (0-based
+    squares) for move ``first`` instead of matching its text; (0, ...) for none.
     """
     white = state[S_WHITE] != 0
     n = _generate(nbr, rules, boards, white, buf, ws)
     for i in range(first, last):
         if i == first and forced[0] != 0:
-            frm, to, cap = forced[1], forced[2], forced[3]
+            frm, to, cap, crowns = forced[1], forced[2], forced[3], forced[4] != 0
         else:
             lo, hi = offsets[i], offsets[i + 1]
             if hi - lo != 2:
                 return NEED, i
-            f = np.uint64(squares[lo] - 1)
-            t = np.uint64(squares[lo + 1] - 1)
-            want = captures[i] != 0
-            hit = -1
-            exact = 0
-            for r in range(n):
-                if buf[r, mg.F_FROM] == f and buf[r, mg.F_TO] == t:
-                    if (buf[r, mg.F_NCAP] != 0) == want:
-                        exact += 1
-                        hit = r
-            if exact != 1:
+            hit = mg.find_move(
+                buf,
+                n,
+                np.uint64(squares[lo] - 1),
+                np.uint64(squares[lo + 1] - 1),
+                captures[i] != 0,
+            )
+            if hit < 0:
                 return NEED, i
-            frm, to, cap = f, t, buf[hit, mg.F_CAP]
-        threefold = _play(rules, table, boards, state, history, frm, to, cap)
+            frm = np.uint64(mg.move_from(buf, hit))
+            to = np.uint64(mg.move_to(buf, hit))
+            cap = mg.move_captured(buf, hit)
+            crowns = mg.move_crowns(buf, hit)
+        threefold = _play(table, boards, state, history, frm, to, cap, crowns)
         n = _generate(nbr, rules, boards, state[S_WHITE] != 0, buf, ws)
         event = position_event(boards, state, n)
         if event == EV_NONE:
