@@ -195,17 +195,32 @@ ENGLISH_RULES = DrawRules(
     count_is_setting=True,
 )
 
-# Russian draughts, FMJD-64 rules 7.2.3-7.2.8 (docs/RULES-VARIANTS.md): threefold; 15 moves
-# of king moves only (7.2.5); three or more kings against a lone king, 15 moves (7.2.4); two
-# pieces or fewer with a king against a lone king, 5 moves (7.2.8). 7.2.6 (30/60 moves with
-# kings on both sides at 4-5/6-7 pieces) and 7.2.7 (the long diagonal) are not expressible
-# in this schema yet.
+# Russian draughts, FMJD-64 rules 7.2.3-7.2.8; docs/RULES-VARIANTS.md cites them and states
+# each reading chosen. In priority order (the first ending that fits is in force):
+# 7.2.7 three pieces (a king among them) against a lone king on the main road, 5 moves;
+# 7.2.4 three or more kings (no men) against a lone king, 15 moves;
+# 7.2.8 one or two pieces (a king among them) against a lone king, 5 moves;
+# 7.2.6 both sides with kings, no capture or promotion: 4-5 pieces on the board (both sides
+# together, lidraughts' reading) 30 moves, 6-7 pieces 60 moves;
+# 7.2.5 the general count: 15 moves with no man moved and nothing captured; 7.2.3 threefold.
+MAIN_ROAD_64 = sum(1 << (s - 1) for s in (29, 25, 22, 18, 15, 11, 8, 4))  # a1-h8 on 8x8
+_WITH_KING = SideMaterial(kings=(1, ANY))
+
 RUSSIAN_RULES = DrawRules(
     threefold=True,
     count=MoveCount("15-move", 30),
     endings=(
+        EndingCount(
+            "5-move-main-road",
+            10,
+            LONE_KING,
+            SideMaterial(kings=(1, ANY), pieces=(3, 3)),
+            weak_squares=MAIN_ROAD_64,
+        ),
         EndingCount("15-move-kings", 30, LONE_KING, SideMaterial(men=(0, 0), kings=(3, ANY))),
         EndingCount("5-move", 10, LONE_KING, SideMaterial(kings=(1, ANY), pieces=(1, 2))),
+        EndingCount("30-move", 60, _WITH_KING, _WITH_KING, total=(4, 5), restart_on_change=True),
+        EndingCount("60-move", 120, _WITH_KING, _WITH_KING, total=(6, 7), restart_on_change=True),
     ),
 )
 
