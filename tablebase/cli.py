@@ -124,17 +124,17 @@ def db_dir(db: str | None, variant: str) -> Path:
 
 def setup_logging(verbose: bool = False, progress_bar: bool = False) -> None:
     """Log to stderr; with ``progress_bar``, above the progress bar instead of through it."""
-    handlers = None
     if progress_bar:
         from tablebase.progress import TqdmLogHandler
 
-        handlers = [TqdmLogHandler()]
+        handler: logging.Handler = TqdmLogHandler()
+    else:
+        handler = logging.StreamHandler(sys.stderr)
     logging.basicConfig(
         level=logging.DEBUG if verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(message)s",
         datefmt="%H:%M:%S",
-        stream=None if handlers else sys.stderr,
-        handlers=handlers,
+        handlers=[handler],
     )
 
 
@@ -189,7 +189,8 @@ def build_tasks(v, path: Path, pieces: int | None, materials: list) -> list:
     "-j",
     type=click.IntRange(1, 1024),
     default=None,
-    help="Worker processes: pair tasks run at once (default: all cores).",
+    help="Worker processes: pair tasks run at once (default: all cores, at most one per "
+    "pair to build).",
 )
 @click.option(
     "--threads",
@@ -254,7 +255,7 @@ def run_build(v, path, pieces, wanted, jobs, threads, budget, memory, scheduler)
     """The build itself, with the database folder locked (see :func:`generate_cmd`)."""
     from tablebase.faults import BuildError
     from tablebase.progress import make_progress
-    from tablebase.schedule import LocalScheduler, human_bytes
+    from tablebase.schedule import LocalScheduler, default_jobs, human_bytes
     from tablebase.storage import remove_stale_temporaries
 
     log = logging.getLogger("tablebase")
@@ -285,6 +286,8 @@ def run_build(v, path, pieces, wanted, jobs, threads, budget, memory, scheduler)
             )
             dask_sched.run(v, tasks, str(path), progress)
             return
+        if jobs is None:  # a build of fewer pairs than cores gives each more threads
+            jobs = max(1, min(default_jobs(), len(tasks)))
         sched = LocalScheduler(jobs, threads, budget)
         log.info(
             "generating %s %s into %s: %d slice pairs, %d jobs x %d threads, memory budget %s",
@@ -404,15 +407,38 @@ def os_threads() -> int:
 @VARIANT_OPTION
 @DB_OPTION
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per slice.")
-def stats_cmd(variant: str, db: str | None, as_json: bool) -> None:
-    """Per slice: positions, wins, draws, losses, longest win and an example."""
-    from tablebase.storage import TableFileError, read_attrs, slice_path
+@click.option(
+    "--plot",
+    "plot_file",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    help="Also draw per slice the win/draw/loss shares and the distance-to-win distribution "
+    "into this image (PNG, SVG, PDF; needs the `plot` extra: matplotlib).",
+)
+def stats_cmd(variant: str, db: str | None, as_json: bool, plot_file: str | None) -> None:
+    """Per slice: positions, wins, draws, losses, longest win and an example, and the bits
+    per position of each part on disk; then a total per piece count."""
+    from tablebase.export import part_bytes
+    from tablebase.slices import build_key
+    from tablebase.storage import TableFileError, read_attrs, read_slice, slice_path
+    from tablebase.values import dtw_histogram
 
+    if plot_file:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            fail("stats --plot needs matplotlib: pip install 'draughts-tablebase[plot]'")
+    rows = []
+    totals: dict[int, list[int]] = {}
     with open_db(db, variant) as tb:
-        slices = tb.slices()
-        for s in slices:
+        for s in sorted(tb.slices(), key=build_key):
+            path = slice_path(tb.path, s)
             try:
-                a = read_attrs(slice_path(tb.path, s))
+                a = read_attrs(path)
+                wdl_bytes, values_bytes = part_bytes(path)
+                hist = a.get("value_histogram")
+                if hist is None and plot_file:  # version 1 files keep no histogram
+                    hist = dtw_histogram(read_slice(path, tb.variant, s))
             except TableFileError as e:
                 fail(str(e), 1)
             row = {
@@ -427,14 +453,79 @@ def stats_cmd(variant: str, db: str | None, as_json: bool) -> None:
                     "longest_win_fen",
                 )
             }
+            positions = max(1, row["positions"])
+            row["wdl_bits"] = round(8 * wdl_bytes / positions, 4)
+            row["values_bits"] = round(8 * values_bytes / positions, 4)
+            row["format_version"] = a["format_version"]
+            t = totals.setdefault(s.pieces, [0, 0, 0])
+            t[0] += row["positions"]
+            t[1] += wdl_bytes
+            t[2] += values_bytes
             if as_json:
                 click.echo(json.dumps(row))
             else:
                 click.echo(
                     f"{row['material']}: {row['positions']:>12,} positions "
                     f"{row['wins']:>12,} W {row['draws']:>12,} D {row['losses']:>12,} L  "
+                    f"wdl {row['wdl_bits']:.3f} values {row['values_bits']:.3f} bits/position  "
                     f"longest win {row['longest_win']:>3} {row['longest_win_fen']}"
                 )
+            if plot_file:
+                rows.append(dict(row, value_histogram=hist))
+    if not as_json:
+        for pieces, (positions, w, v) in sorted(totals.items()):
+            n = max(1, positions)
+            click.echo(
+                f"{pieces} pieces: {positions:,} positions, wdl {w / 1e6:.2f} MB "
+                f"({8 * w / n:.3f} bits/position), values {v / 1e6:.2f} MB "
+                f"({8 * v / n:.3f} bits/position)"
+            )
+    if plot_file:
+        from tablebase.plot import plot_stats
+
+        if not rows:
+            fail(f"no slice files in {tb.path} to plot")
+        try:
+            out = plot_stats(rows, plot_file, f"{tb.variant.name}: {tb.path.name}")
+        except (OSError, ValueError) as e:
+            fail(f"cannot write {plot_file}: {e}")
+        click.echo(f"plot written to {out}", err=True)
+
+
+@main.command("export")
+@click.option(
+    "--wdl-only",
+    is_flag=True,
+    help="Write only the compact win/draw/loss part (the distribution copy; no distances).",
+)
+@click.argument("src", type=click.Path(file_okay=False))
+@click.argument("dst", type=click.Path(file_okay=False))
+def export_cmd(wdl_only: bool, src: str, dst: str) -> None:
+    """Copy the database SRC into the new directory DST in the current format (this also
+    converts databases of format version 1); with --wdl-only, the win/draw/loss part alone."""
+    from tablebase.export import export_database
+    from tablebase.storage import TableFileError
+
+    setup_logging()
+    log = logging.getLogger("tablebase.export")
+    try:
+        r = export_database(src, dst, wdl_only, on_slice=lambda s: log.info("%s exported", s.name))
+    except (ValueError, TableFileError) as e:
+        fail(str(e))
+    except OSError as e:
+        fail(f"cannot write {dst}: {e}", 1)
+    n = max(1, r.positions)
+    parts = "wdl only" if wdl_only else "wdl and values"
+    click.echo(
+        f"{r.slices} slices ({parts}) to {dst}: {r.positions:,} positions, wdl "
+        f"{r.wdl_bytes / 1e6:.2f} MB ({8 * r.wdl_bytes / n:.3f} bits/position)"
+        + (
+            ""
+            if wdl_only
+            else f", values {r.values_bytes / 1e6:.2f} MB "
+            f"({8 * r.values_bytes / n:.3f} bits/position)"
+        )
+    )
 
 
 if __name__ == "__main__":

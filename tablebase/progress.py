@@ -105,7 +105,7 @@ class TerminalProgress(LogProgress):
             dynamic_ncols=True,
             file=sys.stderr,
             bar_format="{desc} {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} "
-            "[{elapsed}<{remaining}, {rate_fmt}] {postfix}",
+            "[{elapsed}<{remaining}, {rate_fmt}{postfix}]",
         )
         self._describe()
 
@@ -129,7 +129,8 @@ class TerminalProgress(LogProgress):
         self.bar.set_description_str(
             f"slices {self.tally.slices_done}/{self._slices_total()}", refresh=False
         )
-        self.bar.set_postfix_str(" ".join(self.running[:4]))
+        running = " ".join(self.running[:4])
+        self.bar.set_postfix_str(f"running {running}" if running else "")
 
     def finish(self) -> None:
         self.bar.close()
