@@ -75,18 +75,25 @@ def square_text(variant: Variant, square: int, notation: str | None = None) -> s
 def _candidates(pos: Position, moves: list[Move], squares: list[int], is_capture: bool):
     """The legal moves a written move may denote.
 
-    Two squares are from and to. A capture with more squares is read both ways PDN allows:
+    Two squares are from and to (where two captures share them, the one jumping straight
+    from one to the other over a single piece is meant, the route reading below). A capture
+    with more squares is read both ways PDN allows:
     as a route of landing squares (``26x37x48``: from, landings..., to) and as from, to and
     some of the captured squares (``26x48x31x42``); a text cannot fit both readings for two
     different moves, since a route's squares are empty and captured squares are not. A
     route that fits neither (some landing squares left out) is matched by from and to.
     """
     if len(squares) == 2:
-        return [
+        found = [
             m
             for m in moves
             if m.is_capture == is_capture and m.frm == squares[0] and m.to == squares[1]
         ]
+        if len(found) > 1 and is_capture:  # twins: a single straight jump names itself
+            taken = _captured_along(pos, squares)
+            direct = [m for m in found if m.captures == taken]
+            return direct if len(direct) == 1 else found
+        return found
     caps = [m for m in moves if m.is_capture and m.frm == squares[0]]
     taken = _captured_along(pos, squares)
     by_route = [m for m in caps if m.to == squares[-1] and taken == m.captures]

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from tablebase.rules import legal_moves, play, quiet_unmoves
 from tablebase.rules import movegen as mg
 from tablebase.rules.position import Position
-from tablebase.rules.variants import ENGLISH, INTERNATIONAL
+from tablebase.rules.variants import BRAZILIAN, ENGLISH, INTERNATIONAL, RUSSIAN
 
 
 def unmove_set(fen: str, variant=INTERNATIONAL, legal_only: bool = True):
@@ -60,6 +60,26 @@ def test_legal_only_drops_predecessors_with_a_capture():
     assert ("W:W32:B23,29", 32, 28) in legal
 
 
+def test_legal_only_sees_backward_captures_of_men_on_8x8():
+    # White's man on d4 (18) came from c3 or e3; from either, with black's man on d2, white
+    # had a backward capture in Russian and Brazilian, so neither step was legal; English men
+    # do not capture backwards, so both were.
+    for v in (RUSSIAN, BRAZILIAN):
+        assert unmove_set("B:W18:B26", v) == set()
+        assert {frm for _, frm, _ in unmove_set("B:W18:B26", v, legal_only=False)} == {22, 23}
+    assert {frm for _, frm, _ in unmove_set("B:W18:B26", ENGLISH)} == {22, 23}
+
+
+def test_russian_flying_king_and_unpromotion_unmoves():
+    # A white king on b8 (1): a flying king from a7 or anywhere on b8-h2 before it, or a man
+    # crowned by stepping from a7 or c7.
+    got = unmove_set("B:WK1:B21", RUSSIAN)
+    kings = {frm for prev, frm, _ in got if prev.startswith("W:WK")}
+    men = {frm for prev, frm, _ in got if not prev.startswith("W:WK")}
+    assert kings == {5, 6, 10, 15, 19, 24, 28}
+    assert men == {5, 6}
+
+
 def test_compiled_unmoves_buffer_rows():
     v = INTERNATIONAL
     pos = Position.from_fen("B:WK3:BK50", v)
@@ -76,7 +96,7 @@ SETTINGS = settings(max_examples=250, deadline=None)
 
 
 @SETTINGS
-@given(data=st.data(), variant=st.sampled_from([INTERNATIONAL, ENGLISH]))
+@given(data=st.data(), variant=st.sampled_from([INTERNATIONAL, ENGLISH, RUSSIAN, BRAZILIAN]))
 def test_property_every_quiet_move_is_undone(positions, data, variant):
     pos = data.draw(positions(variant))
     for move in legal_moves(pos):
@@ -90,7 +110,7 @@ def test_property_every_quiet_move_is_undone(positions, data, variant):
 @SETTINGS
 @given(
     data=st.data(),
-    variant=st.sampled_from([INTERNATIONAL, ENGLISH]),
+    variant=st.sampled_from([INTERNATIONAL, ENGLISH, RUSSIAN, BRAZILIAN]),
     legal_only=st.booleans(),
 )
 def test_property_every_unmove_leads_back_by_a_legal_move(positions, data, variant, legal_only):
