@@ -313,11 +313,15 @@ def run_build(v, path, pieces, wanted, jobs, threads, budget, memory, scheduler)
 
 def open_db(db: str | None, variant: str):
     from tablebase.probe import Tablebase
+    from tablebase.storage import TableFileError
 
     path = db_dir(db, variant)
     if not path.is_dir():
         fail(f"database directory {path} does not exist (run `tablebase generate` first)")
-    return Tablebase(path, variant)
+    try:
+        return Tablebase(path, variant)
+    except TableFileError as e:
+        fail(str(e))
 
 
 @main.command("probe")

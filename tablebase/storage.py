@@ -139,7 +139,11 @@ def write_parts(
     under a temporary name, re-read and check it, then rename it; returns the final path."""
     final = slice_path(db, s)
     tmp = final.with_name(f"{final.name}.{os.getpid()}.tmp")
-    attrs = dict(attrs, parts="wdl values" if values is not None else "wdl")
+    attrs = dict(
+        attrs,
+        format_version=FORMAT_VERSION,
+        parts="wdl values" if values is not None else "wdl",
+    )
     image = io.BytesIO()  # built in memory: a full disk is then a plain OSError, not a crash
     with h5py.File(image, "w", track_order=True, libver=("earliest", "v110")) as f:
         for k, v in attrs.items():

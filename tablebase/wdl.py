@@ -180,63 +180,83 @@ def _code_of(wm, wk, bm, bk):
     return ((n_wm * 8 + n_wk) * 8 + n_bm) * 8 + n_bk
 
 
+@njit(cache=True, inline="always")
+def _stored_result(flat, offsets, nbr, rules, binom, wm, wk, bm, bk):
+    """``(final, result)`` of a white-to-move position before looking at its captures:
+    final with the result (or ``NO_TABLE - code``) unless the side to move can capture."""
+    if (wm | wk) == 0:
+        return True, -1
+    code = _code_of(wm, wk, bm, bk)
+    if code == UNCODED or offsets[code] < 0 or (bm | bk) == 0:
+        return True, NO_TABLE - code  # no black pieces: no slice (the caller reports it)
+    if mg.has_capture(nbr, rules, True, wm, wk, bm, bk):
+        return False, 0
+    idx = position_index(rules[0], rules[5], wm, wk, bm, bk, binom)
+    c = (flat[offsets[code] + (idx >> 2)] >> ((idx & 3) * 2)) & 3
+    if c == 1:
+        return True, 1
+    if c == 2:
+        return True, -1
+    return True, 0
+
+
 @njit(cache=True)
-def result_white(flat, offsets, nbr, rules, binom, rev16, wm, wk, bm, bk, moves, ws, depth):
+def result_white(flat, offsets, nbr, rules, binom, rev16, wm, wk, bm, bk, moves, ws, frames):
     """Result (+1 / 0 / -1) of a white-to-move position from the packed WDL tables in
     ``flat`` (``offsets[code]`` = byte where a slice starts, -1 if not loaded), resolving
-    captures; ``NO_TABLE - code`` if the slice ``code`` is needed but not loaded."""
-    if (wm | wk) == 0:
-        return -1
-    code = _code_of(wm, wk, bm, bk)
-    if code == UNCODED or offsets[code] < 0:
-        return NO_TABLE - code
-    if (bm | bk) == 0:
-        return NO_TABLE - code  # not a slice (the game is over): the caller reports it
-    if not mg.has_capture(nbr, rules, True, wm, wk, bm, bk):
-        idx = position_index(rules[0], rules[5], wm, wk, bm, bk, binom)
-        byte = flat[offsets[code] + (idx >> 2)]
-        c = (byte >> ((idx & 3) * 2)) & 3
-        if c == 1:
-            return 1
-        if c == 2:
-            return -1
-        return 0
-    if depth >= moves.shape[0]:
-        raise RuntimeError("capture positions nested deeper than the move buffers")
-    buf = moves[depth]
-    n = mg.generate_moves(nbr, rules, True, wm, wk, bm, bk, buf, ws)
+    captures depth first with an explicit stack (``moves[d]`` and ``frames[d]`` = wm, wk,
+    bm, bk, move count, next move, best result at depth ``d``); ``NO_TABLE - code`` if the
+    slice ``code`` is needed but not loaded."""
     nsq = rules[0]
-    best = -1
-    for i in range(n):
-        a, b, c2, d = mg.make_move(
-            rules, True, wm, wk, bm, bk, buf[i, mg.F_FROM], buf[i, mg.F_TO], buf[i, mg.F_CAP]
-        )
-        r = result_white(
-            flat,
-            offsets,
-            nbr,
-            rules,
-            binom,
-            rev16,
-            reverse_board(a, nsq, rev16),
-            reverse_board(b, nsq, rev16),
-            reverse_board(c2, nsq, rev16),
-            reverse_board(d, nsq, rev16),
-            moves,
-            ws,
-            depth + 1,
-        )
-        if r <= NO_TABLE:
-            return r
-        if -r > best:
-            best = -r
-            if best == 1:
-                break
-    return best
+    final, r = _stored_result(flat, offsets, nbr, rules, binom, wm, wk, bm, bk)
+    if final:
+        return r
+    depth = 0
+    frames[0, 0], frames[0, 1], frames[0, 2], frames[0, 3] = wm, wk, bm, bk
+    frames[0, 4] = mg.generate_moves(nbr, rules, True, wm, wk, bm, bk, moves[0], ws)
+    frames[0, 5] = 0
+    frames[0, 6] = 0  # best result + 1 (0: none yet)
+    while True:
+        # play the next capture of the position at ``depth`` and look at the result
+        f = frames[depth]
+        buf = moves[depth]
+        i = f[5]
+        f[5] = i + 1
+        frm, to, cap = buf[i, mg.F_FROM], buf[i, mg.F_TO], buf[i, mg.F_CAP]
+        a, b, c, d = mg.make_move(rules, True, f[0], f[1], f[2], f[3], frm, to, cap)
+        cwm = reverse_board(a, nsq, rev16)
+        cwk = reverse_board(b, nsq, rev16)
+        cbm = reverse_board(c, nsq, rev16)
+        cbk = reverse_board(d, nsq, rev16)
+        final, r = _stored_result(flat, offsets, nbr, rules, binom, cwm, cwk, cbm, cbk)
+        if not final:  # the position after the capture must capture too: go down
+            if depth + 1 >= moves.shape[0]:
+                raise RuntimeError("capture positions nested deeper than the move buffers")
+            depth += 1
+            g = frames[depth]
+            g[0], g[1], g[2], g[3] = cwm, cwk, cbm, cbk
+            g[4] = mg.generate_moves(nbr, rules, True, cwm, cwk, cbm, cbk, moves[depth], ws)
+            g[5] = 0
+            g[6] = 0
+            continue
+        # fold result r (for the side to move after the capture) into the frames above
+        while True:
+            if r <= NO_TABLE:
+                return r
+            f = frames[depth]
+            if -r + 1 > np.int64(f[6]):
+                f[6] = -r + 1
+            if f[6] == 2 or f[5] == f[4]:  # a win found, or every capture seen
+                r = np.int64(f[6]) - 1
+                if depth == 0:
+                    return r
+                depth -= 1
+                continue
+            break
 
 
 @njit(cache=True)
-def result_of(flat, offsets, nbr, rules, binom, rev16, wtm, wm, wk, bm, bk, moves, ws):
+def result_of(flat, offsets, nbr, rules, binom, rev16, wtm, wm, wk, bm, bk, moves, ws, frames):
     """:func:`result_white` of a position with either side to move (flipped if black)."""
     if not wtm:
         nsq = rules[0]
@@ -245,7 +265,7 @@ def result_of(flat, offsets, nbr, rules, binom, rev16, wtm, wm, wk, bm, bk, move
         bm = reverse_board(wm, nsq, rev16)
         bk = reverse_board(wk, nsq, rev16)
         wm, wk = a, b
-    return result_white(flat, offsets, nbr, rules, binom, rev16, wm, wk, bm, bk, moves, ws, 0)
+    return result_white(flat, offsets, nbr, rules, binom, rev16, wm, wk, bm, bk, moves, ws, frames)
 
 
 @njit(cache=True, parallel=True)
@@ -263,6 +283,7 @@ def results_batch(flat, offsets, nbr, rules, binom, rev16, wtm, wm, wk, bm, bk, 
             continue
         moves = np.zeros((MAX_CAPTURE_DEPTH, mg.MAX_MOVES, mg.MOVE_FIELDS), dtype=np.uint64)
         ws = mg.new_workspace_nb()
+        frames = np.zeros((MAX_CAPTURE_DEPTH, 7), dtype=np.uint64)
         for i in range(lo, hi):
             r = result_of(
                 flat,
@@ -278,6 +299,7 @@ def results_batch(flat, offsets, nbr, rules, binom, rev16, wtm, wm, wk, bm, bk, 
                 bk[i],
                 moves,
                 ws,
+                frames,
             )
             if r <= NO_TABLE:
                 missing[c] = NO_TABLE - r
@@ -287,6 +309,7 @@ def results_batch(flat, offsets, nbr, rules, binom, rev16, wtm, wm, wk, bm, bk, 
     return out, missing
 
 
-def new_buffers() -> tuple[np.ndarray, np.ndarray]:
-    """Move buffers and capture-search workspace for :func:`result_of`."""
-    return mg.new_move_buffer(MAX_CAPTURE_DEPTH), mg.new_workspace()
+def new_buffers() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Move buffers, capture-search workspace and stack frames for :func:`result_of`."""
+    frames = np.zeros((MAX_CAPTURE_DEPTH, 7), dtype=np.uint64)
+    return mg.new_move_buffer(MAX_CAPTURE_DEPTH), mg.new_workspace(), frames

@@ -1,0 +1,249 @@
+"""Format version 2: the compact WDL part, the values part (8 or 16 bits), the WDL-only
+export, old and unknown format versions, and ``stats --plot``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+import tablebase
+from tablebase.index import BINOM, position_from_index
+from tablebase.probe import DistancesUnavailableError
+from tablebase.rules.position import Position
+from tablebase.rules.variants import INTERNATIONAL
+from tablebase.slices import parse_slice
+from tablebase.storage import (
+    DATASET,
+    SliceStats,
+    TableFileError,
+    read_attrs,
+    read_slice,
+    read_wdl,
+    slice_path,
+    write_slice,
+)
+from tablebase.values import decode, encode, value_dtype
+from tablebase.wdl import exact_wdl, unpack
+
+CLI = [sys.executable, "-m", "tablebase.cli"]
+
+
+def run(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    r = subprocess.run([*CLI, *args], capture_output=True, text=True)
+    if check:
+        assert r.returncode == 0, r.stdout + r.stderr
+    return r
+
+
+@pytest.fixture(scope="module")
+def wdl_copy(db3_international, tmp_path_factory) -> Path:
+    dst = tmp_path_factory.mktemp("wdl") / "international"
+    r = run("export", "--wdl-only", str(db3_international), str(dst))
+    assert "wdl only" in r.stdout and "bits/position" in r.stdout
+    return dst
+
+
+def all_positions(s, variant=INTERNATIONAL) -> list[np.ndarray]:
+    """Bitboards of every position of slice ``s`` (index order)."""
+    boards: list[list[int]] = [[], [], [], []]
+    for idx in range(s.size(variant)):
+        *b, ok = position_from_index(idx, variant.squares, variant.per_row, *tuple(s), BINOM)
+        if ok:
+            for k in range(4):
+                boards[k].append(int(b[k]))
+    return [np.array(b, dtype=np.uint64) for b in boards]
+
+
+def test_both_parts_are_read(db3_international) -> None:
+    s = parse_slice("1010")
+    path = slice_path(db3_international, s)
+    a = read_attrs(path)
+    assert a["format_version"] == 2 and a["parts"] == "wdl values" and a["value_bits"] == 8
+    values = read_slice(path, INTERNATIONAL, s)
+    packed = read_wdl(path, INTERNATIONAL, s)
+    assert values.dtype == np.uint8 and values.shape == (s.size(INTERNATIONAL),)
+    assert packed.shape == ((values.shape[0] + 3) // 4,)
+    # the histogram kept with the slice counts the positions at each value
+    hist = np.asarray(a["value_histogram"])
+    assert hist[0] == a["draws"] and hist[1:].sum() == a["wins"] + a["losses"]
+    assert len(hist) - 2 == a["longest_win"]  # the last value is the longest win's
+
+
+def test_wdl_only_copy_answers_every_position_like_the_values(db3_international, wdl_copy):
+    """Every position of every slice, either side to move, captures included; and the WDL
+    part really leaves capture positions to the prober (some stored codes differ)."""
+    full = tablebase.open(db3_international)
+    small = tablebase.open(wdl_copy)
+    assert full.has_distances and not small.has_distances
+    differing = 0
+    for s in small.slices():
+        boards = all_positions(s)
+        for wtm in (True, False):
+            want = full.probe_batch_wdl(*boards, wtm)
+            got = small.probe_batch_wdl(*boards, wtm)
+            np.testing.assert_array_equal(got, want, err_msg=f"{s.name} wtm={wtm}")
+        values = read_slice(slice_path(db3_international, s), INTERNATIONAL, s)
+        stored = unpack(read_wdl(slice_path(wdl_copy, s), INTERNATIONAL, s), values.shape[0])
+        exact = unpack(exact_wdl(values), values.shape[0])
+        differing += int((stored != exact).sum())
+    assert differing > 1000  # capture positions and non-positions were filled for runs
+    for fen in ("W:WK42:B22", "W:W33:B2", "B:WK1,K7:BK50", "W:W28:B23", "B:W28:B23"):
+        assert small.probe_wdl(fen) == full.probe_wdl(fen)
+        assert small.probe(fen) == (full.probe_wdl(fen), None)
+    with pytest.raises(DistancesUnavailableError):
+        small.probe_dtw("W:WK42:B22")
+    moves = small.best_moves(Position.from_fen("W:W33:B2"))
+    assert moves[0].result == "win" and all(m.dtw is None for m in moves)
+
+
+def test_wdl_only_open_of_a_full_database(db3_international) -> None:
+    with tablebase.open(db3_international, wdl_only=True) as tb:
+        assert not tb.has_distances
+        assert tb.probe_wdl("W:WK42:B22") == 1
+        assert tb.probe("W:WK47:BK4") == (0, None)
+
+
+def test_export_cli_and_probe_on_the_copy(db3_international, wdl_copy, tmp_path) -> None:
+    r = run("probe", "--db", str(wdl_copy), "--json", "W:WK42:B22", "W:WK47:BK4")
+    lines = [json.loads(x) for x in r.stdout.splitlines()]
+    assert lines[0]["result"] == "win" and lines[0]["dtw"] is None
+    assert lines[1]["result"] == "draw"
+    src_files = sorted(p.name for p in db3_international.glob("*.h5"))
+    assert sorted(p.name for p in wdl_copy.glob("*.h5")) == src_files
+    assert all(read_attrs(p)["parts"] == "wdl" for p in wdl_copy.glob("*.h5"))
+    assert not any(DATASET in h5py.File(p, "r") for p in wdl_copy.glob("*.h5"))
+    # the full copy keeps both parts and the same values
+    full = tmp_path / "full"
+    run("export", str(db3_international), str(full))
+    s = parse_slice("1010")
+    np.testing.assert_array_equal(
+        read_slice(slice_path(full, s), INTERNATIONAL, s),
+        read_slice(slice_path(db3_international, s), INTERNATIONAL, s),
+    )
+    # refusals: into a folder with slices, a WDL-only copy without --wdl-only
+    again = run("export", str(db3_international), str(full), check=False)
+    assert again.returncode == 2 and "already holds slice files" in again.stderr
+    no_values = run("export", str(wdl_copy), str(tmp_path / "x"), check=False)
+    assert no_values.returncode == 2 and "--wdl-only" in no_values.stderr
+    assert "Traceback" not in again.stderr + no_values.stderr
+
+
+def write_v1(db: Path, s, values: np.ndarray, attrs: dict) -> None:
+    """A slice file as format version 1 wrote it: one uint8 dataset carrying every attribute."""
+    import hashlib
+
+    db.mkdir(parents=True, exist_ok=True)
+    with h5py.File(slice_path(db, s), "w") as f:
+        ds = f.create_dataset(DATASET, data=values, compression="gzip")
+        for k in (
+            "variant",
+            "material",
+            "index_scheme",
+            "entries",
+            "positions",
+            "wins",
+            "draws",
+            "losses",
+            "longest_win",
+            "longest_win_index",
+            "longest_win_fen",
+        ):
+            ds.attrs[k] = attrs[k]
+        ds.attrs["sha256"] = hashlib.sha256(values.tobytes()).hexdigest()
+
+
+def test_version_1_files_still_open_and_convert(db3_international, tmp_path) -> None:
+    old = tmp_path / "old"
+    for path in sorted(db3_international.glob("*.h5")):
+        s = parse_slice(path.stem)
+        write_v1(old, s, read_slice(path, INTERNATIONAL, s), read_attrs(path))
+    assert read_attrs(slice_path(old, parse_slice("1010")))["format_version"] == 1
+    with tablebase.open(old) as tb, tablebase.open(old, wdl_only=True) as tw:
+        for fen in ("W:WK42:B22", "W:W33:B2", "W:W28:B23"):
+            assert tw.probe_wdl(fen) == tb.probe_wdl(fen)
+        assert tb.probe("W:WK42:B22") == (1, 7)
+    new = tmp_path / "new"
+    r = run("export", str(old), str(new))
+    assert "wdl and values" in r.stdout
+    a = read_attrs(slice_path(new, parse_slice("1010")))
+    assert a["format_version"] == 2 and a["longest_win"] == 17
+    with tablebase.open(new, wdl_only=True) as tb:
+        assert tb.probe_wdl("W:W33:B2") == 1
+
+
+def test_unknown_format_version_is_refused(db3_international, tmp_path) -> None:
+    db = tmp_path / "international"
+    db.mkdir()
+    s = parse_slice("1010")
+    target = slice_path(db, s)
+    target.write_bytes(slice_path(db3_international, s).read_bytes())
+    with h5py.File(target, "r+") as f:
+        f.attrs["format_version"] = 3
+    with pytest.raises(TableFileError, match="format version 3 is not one this program reads"):
+        read_slice(target, INTERNATIONAL, s)
+    with pytest.raises(TableFileError, match="format version 3"):
+        tablebase.open(db)
+    r = run("probe", "--db", str(db), "W:W33:B2", check=False)
+    assert r.returncode == 2 and "format version 3" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_widened_values_round_trip(db3_international, tmp_path) -> None:
+    """A slice stored with 16-bit values reads back exactly, probes as before, and holds a
+    distance beyond one byte."""
+    assert value_dtype(254) == np.uint8 and value_dtype(255) == np.uint16
+    with pytest.raises(OverflowError):
+        value_dtype(70000)
+    assert decode(encode(1, 301)) == (1, 301) and decode(encode(-1, 300)) == (-1, 300)
+    db = tmp_path / "international"
+    db.mkdir()
+    for path in db3_international.glob("*.h5"):
+        (db / path.name).write_bytes(path.read_bytes())
+    s = parse_slice("1010")
+    a = read_attrs(slice_path(db, s))
+    values = read_slice(slice_path(db, s), INTERNATIONAL, s).astype(np.uint16)
+    idx = int(a["longest_win_index"])
+    values[idx] = encode(1, 301)  # pretend the longest win took 301 plies
+    stats = SliceStats(
+        a["positions"], a["wins"], a["draws"], a["losses"], 301, a["longest_win_index"]
+    )
+    write_slice(db, INTERNATIONAL, s, values, stats, a["longest_win_fen"])
+    b = read_attrs(slice_path(db, s))
+    assert b["value_bits"] == 16 and b["longest_win"] == 301
+    back = read_slice(slice_path(db, s), INTERNATIONAL, s)
+    assert back.dtype == np.uint16
+    np.testing.assert_array_equal(back, values)
+    with pytest.raises(TableFileError, match="too wide"):
+        read_slice(slice_path(db, s), INTERNATIONAL, s, out=np.empty(values.shape, np.uint8))
+    wm, wk, bm, bk, _ = position_from_index(idx, 50, 5, 1, 0, 1, 0, BINOM)
+    far = Position(int(wm), int(wk), int(bm), int(bk), True)
+    with tablebase.open(db) as tb:
+        assert tb.probe(far) == (1, 301)
+        assert tb.probe("W:WK47:BK4") == (0, None)  # an 8-bit slice beside it
+        extra = Position.from_fen("W:WK42:B22")
+        fields = ("white_men", "white_kings", "black_men", "black_kings")
+        boards = [np.array([getattr(q, f) for q in (far, extra)], np.uint64) for f in fields]
+        got = tb.probe_batch(*boards)
+        assert got.dtype == np.uint16 and [decode(int(x)) for x in got] == [(1, 301), (1, 7)]
+    with tablebase.open(db, wdl_only=True) as tb:
+        assert tb.probe_wdl(far) == 1
+
+
+def test_stats_lists_longest_wins_and_plots(db3_international, wdl_copy, tmp_path) -> None:
+    png = tmp_path / "stats.png"
+    r = run("stats", "--db", str(db3_international), "--plot", str(png))
+    line = next(x for x in r.stdout.splitlines() if x.startswith("1010:"))
+    assert "longest win  17 " in line and " W " in line and " L " in line
+    assert any(x.startswith("3 pieces:") and "bits/position" in x for x in r.stdout.splitlines())
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+    rows = [
+        json.loads(x) for x in run("stats", "--db", str(wdl_copy), "--json").stdout.splitlines()
+    ]
+    assert {r["material"] for r in rows} >= {"1010", "0110"}
+    assert all(r["values_bits"] == 0 and r["wdl_bits"] > 0 for r in rows)
