@@ -60,7 +60,9 @@ class RuleOptions:
     whether a theoretical win can be forced before a count runs out; past it the ruling is
     ``"unknown"`` with reason ``"search-limit"``. ``strict``: every forgiveness of the
     reader and the replay (a wrong separator, a short capture resolved by the moves that
-    follow, a missing result token) is an error instead of a warning.
+    follow, a missing result token) is an error instead of a warning. ``deadline``: a
+    ``time.monotonic()`` instant past which the table search stops and the ruling is
+    ``"unknown"`` with reason ``"time-limit"`` (the service's per-request budget).
     """
 
     disputed: Disputed = "restart"
@@ -69,6 +71,7 @@ class RuleOptions:
     elapsed: int = 0
     search_nodes: int = 100_000
     strict: bool = False
+    deadline: float | None = None
 
     def __post_init__(self) -> None:
         if self.disputed not in ("restart", "cumulative"):

@@ -212,6 +212,13 @@ def _replay_first_legal(
     return None, failures
 
 
+def not_ruled(game: PdnGame, reason: str, detail: str) -> Ruling:
+    """The ``"unknown"`` ruling of a game left unplayed (``reason`` says why, e.g. the
+    service's ``"time-limit"``)."""
+    recorded = game.tags.get("Result") or game.result_token
+    return _Ruler(game, recorded, list(game.warnings)).unknown(reason, 0, detail)
+
+
 def _as_game(moves: Sequence[str | PdnMove], fen: str | None, variant: Variant) -> PdnGame:
     """Move texts as game 1, numbered as PDN would number them from the start position."""
     if isinstance(moves, str):
@@ -288,7 +295,13 @@ class _Ruler:
                 f"tablebase to rule the final position {pos.fen()}",
             )
         verdict = rule_position(
-            tb, pos, state.count, state.counter, state.seen_twice(), options.search_nodes
+            tb,
+            pos,
+            state.count,
+            state.counter,
+            state.seen_twice(),
+            options.search_nodes,
+            options.deadline,
         )
         return self.make(verdict.white_score, verdict.reason, ply, verdict.detail)
 

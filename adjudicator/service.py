@@ -35,6 +35,7 @@ import io
 import json
 import logging
 import os
+import time
 from collections.abc import Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
@@ -53,9 +54,11 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from adjudicator.drawrules import RuleOptions
 from adjudicator.pdn import PdnGame, read_games
-from adjudicator.ruling import Ruling, rule_game
+from adjudicator.ruling import BadTag, Ruling, check_fen_text, not_ruled, rule_game
+from adjudicator.tablesearch import shortcut_holds_for
 from tablebase.probe import RESULTS, MissingSliceError, Tablebase, normalise
 from tablebase.rules import Move, legal_moves, play
+from tablebase.rules.countsearch import under_count
 from tablebase.rules.notation import move_text
 from tablebase.rules.position import FenError, Position
 from tablebase.rules.variants import VARIANTS, Variant, get_variant
@@ -84,7 +87,11 @@ class ServiceSettings:
     max_games: int = 100  # games per /adjudicate request
     max_plies: int = 2000  # moves (plies) per game
     search_nodes: int = 200_000  # tablebase search budget per ruled game
-    threads: int = 4  # CPU work runs on at most this many worker threads
+    threads: int = 4  # rulings run on at most this many worker threads
+    probe_threads: int = 2  # probes have their own threads: they never queue behind rulings
+    request_ms: int = 5000  # time budget of one /adjudicate request; past it: unknown
+    max_connections: int = 1000  # open connections; more are answered 503 at once
+    idle_seconds: int = 5  # an idle (keep-alive) connection is closed after this
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ServiceSettings:
@@ -231,6 +238,7 @@ class MoveModel(BaseModel):
     path: list[int]
     result: Literal["win", "draw", "loss"] | None
     dtw: int | None
+    result_under_count: Literal["win", "draw", "loss", "unknown"] | None
     fen: str
 
 
@@ -243,6 +251,8 @@ class ProbeModel(BaseModel):
     slice: str | None
     result: Literal["win", "draw", "loss"] | None
     dtw: int | None
+    result_under_count: Literal["win", "draw", "loss", "unknown"] | None
+    count: dict[str, Any] | None
     moves: list[MoveModel]
 
 
@@ -302,10 +312,15 @@ class Service:
         self.tables = tables
         self.settings = settings
         self.limiter: anyio.CapacityLimiter | None = None
+        self.probe_limiter: anyio.CapacityLimiter | None = None
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run CPU work on the bounded worker threads."""
+        """Run ruling work on the bounded worker threads."""
         return await anyio.to_thread.run_sync(fn, *args, limiter=self.limiter)
+
+    async def run_probe(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run a probe on its own threads, so that it never waits for a ruling's slot."""
+        return await anyio.to_thread.run_sync(fn, *args, limiter=self.probe_limiter)
 
     def warm_up(self) -> None:
         """Compile (or load from numba's cache) what the endpoints run, before serving."""
@@ -346,8 +361,12 @@ class Service:
         return {"status": "ok", "variants": variants, "limits": limits}
 
     # --- /probe ---------------------------------------------------------------------------
-    def probe(self, variant_name: str, fen: str) -> dict[str, Any]:
+    def probe(self, variant_name: str, fen: str, elapsed: int = 0) -> dict[str, Any]:
         variant = get_variant(variant_name)
+        try:
+            check_fen_text(fen)
+        except BadTag as error:
+            raise ApiError(400, str(error)) from None
         try:
             pos = Position.from_fen(fen, variant)
         except FenError as error:
@@ -363,6 +382,8 @@ class Service:
             "slice": None,
             "result": None,
             "dtw": None,
+            "result_under_count": None,
+            "count": None,
             "moves": rows,
         }
         own, opp = _material(pos)
@@ -381,7 +402,39 @@ class Service:
                 404, f"slice {error.slice} is not in the {variant.name} database", **out
             ) from None
         out.update(result=RESULTS[wdl], dtw=dtw)
+        self._under_count(tb, pos, moves, rows, elapsed, out)
         return out
+
+    def _under_count(
+        self,
+        tb: Tablebase,
+        pos: Position,
+        moves: list[Move],
+        rows: list[dict[str, Any]],
+        elapsed: int,
+        out: dict[str, Any],
+    ) -> None:
+        """``result_under_count`` of the position and its moves, ``elapsed`` plies into the
+        count in force (counts never turn a loss into a win: values stay null outside the
+        tables)."""
+        counter = RuleOptions().counter(pos.variant)
+        try:
+            count, whole, per_move = under_count(
+                tb,
+                pos,
+                counter,
+                elapsed,
+                moves,
+                nodes=self.settings.search_nodes,
+                shortcut=shortcut_holds_for(tb),
+            )
+        except LookupError:
+            return  # a move leads outside the tables: the values stay null
+        out["result_under_count"] = whole
+        out["count"] = {"rule": count.rule, "limit": count.limit, "elapsed": count.elapsed}
+        by_move = {(m.frm, m.to, m.captures): v for m, v in zip(moves, per_move, strict=True)}
+        for row in rows:
+            row["result_under_count"] = by_move[(row["from"], row["to"], tuple(row["captures"]))]
 
     def _move_row(
         self, tb: Tablebase | None, pos: Position, move: Move, moves: list[Move]
@@ -402,6 +455,7 @@ class Service:
             "path": list(move.path),
             "result": result,
             "dtw": dtw,
+            "result_under_count": None,
             "fen": after.fen(),
         }
 
@@ -423,14 +477,33 @@ class Service:
                 )
         if not games:
             raise ApiError(400, "no games found in the PDN text")
+        options = self._with_deadline(options)
         out = []
         for game in games:
-            ruling = rule_game(game, variant=variant, tablebase=self.tables, options=options)
+            if self._past(options):
+                ruling = not_ruled(game, "time-limit", self._budget_text())
+            else:
+                ruling = rule_game(game, variant=variant, tablebase=self.tables, options=options)
             out.append(ruling.to_dict())
         return out
 
+    def _with_deadline(self, options: RuleOptions) -> RuleOptions:
+        """The options with this request's deadline, counted from now (the worker's start)."""
+        return replace(options, deadline=time.monotonic() + self.settings.request_ms / 1000)
+
+    @staticmethod
+    def _past(options: RuleOptions) -> bool:
+        return options.deadline is not None and time.monotonic() > options.deadline
+
+    def _budget_text(self) -> str:
+        return (
+            f"not ruled: the request's time budget of {self.settings.request_ms} ms "
+            "(ADJUDICATOR_REQUEST_MS) ran out before this game"
+        )
+
     def rule_json(self, games: list[GameModel]) -> list[dict[str, Any]]:
         out = []
+        deadline = self._with_deadline(RuleOptions()).deadline
         for index, g in enumerate(games, 1):
             variant = get_variant(g.variant.value)
             if g.fen is not None:
@@ -438,7 +511,11 @@ class Service:
                     Position.from_fen(g.fen, variant)
                 except FenError as error:
                     raise ApiError(400, f"game {index}: {error}") from None
-            options = self._options(g.options)
+            options = replace(self._options(g.options), deadline=deadline)
+            if self._past(options):
+                game = PdnGame(index=index, moves=[])
+                out.append(not_ruled(game, "time-limit", self._budget_text()).to_dict())
+                continue
             ruling: Ruling = rule_game(
                 g.moves,
                 variant=variant,
@@ -550,6 +627,7 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI):  # type: ignore[no-untyped-def]
         service.limiter = anyio.CapacityLimiter(settings.threads)
+        service.probe_limiter = anyio.CapacityLimiter(settings.probe_threads)
         await service.run(service.warm_up)
         yield
 
@@ -579,10 +657,16 @@ def create_app(
     async def probe(
         fen: Annotated[str, Query(max_length=MAX_FEN, description="the position")],
         variant: Annotated[VariantName, Query()] = VariantName.international,
+        elapsed: Annotated[
+            int,
+            Query(ge=0, le=10_000, description="plies already played under the count in force"),
+        ] = 0,
     ) -> JSONResponse:
         """The position's value for the side to move (``result`` win/draw/loss, ``dtw`` plies
-        to the end with best play) and every legal move with its value, best first."""
-        out = await service.run(service.probe, variant.value, fen)
+        to the end with best play) and every legal move with its value, best first; with
+        ``result_under_count`` the value once the count in force (``count``, ``elapsed``
+        plies in) is applied: a theoretical win too slow for the count is a draw."""
+        out = await service.run_probe(service.probe, variant.value, fen, elapsed)
         return JSONResponse(out)
 
     @app.post(
@@ -676,5 +760,13 @@ def serve(
     :meth:`ServiceSettings.from_env`, unless given)."""
     import uvicorn
 
-    app = create_app(db, settings or ServiceSettings.from_env())
-    uvicorn.run(app, host=host, port=port, log_level=log_level)
+    settings = settings or ServiceSettings.from_env()
+    app = create_app(db, settings)
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        limit_concurrency=settings.max_connections,
+        timeout_keep_alive=settings.idle_seconds,
+    )

@@ -1,58 +1,33 @@
 """Ruling an unfinished game's final position with the tables *and* the running count.
 
-The tables give the theoretical value and distance-to-win (dtw, plies) of a position. Under
-the draw rules a theoretical win is a win only if the winner can force it before the count
-runs out. Counts can restart (a man move or capture resets the 25-move and English counts;
-under the default reading the lone king's capture turning a 16-move ending into a 5-move
-ending starts a fresh count), so "dtw <= plies left" is sufficient but not necessary: the
-winner may reach a restart first, for example by sacrificing into a won 5-move ending.
-
-The exact answer is a bounded game search over (position, count), with the table as oracle:
-
-- a table draw is a draw (counts only ever turn wins into draws);
-- a table win or loss whose dtw fits the count is that win or loss. This is exact for the
-  English counts (a restart gives back the full count, never less), and for International
-  because every win inside a 16-move ending takes at most 31 plies and inside a 5-move ending
-  at most 9 (the published longest wins, ``shared/reference/longest_wins.json``), so a fresh
-  16- or 5-move count met on the way never binds;
-- otherwise the winner needs a line through a restart: the search tries the winner's moves
-  that keep the win (restarting ones first) and all of the defender's replies, with the counts
-  advanced by :class:`adjudicator.drawrules.Counter`.
-
-Whether the winner can force it with ``r`` plies left is monotone in ``r``, so the memo keeps,
-per position, the largest ``r`` known to fail and the smallest known to succeed. A position
-the game has already seen twice is a draw when the search meets it again (threefold); where a
-win fits the count the table's line is trusted without checking that it avoids such a
-position (a shortest forced win never repeats a position of its own, but could pass one the
-game repeated before). A node budget bounds the work; past it the ruling is "unknown" rather
-than a guess.
+The search itself, exact under the count rules, is :mod:`tablebase.rules.countsearch` (its
+docstring says why each step is exact); this module adds what a game brings: the positions
+the game has already seen twice (a third occurrence draws, so the search treats them as
+draws and does not trust the table's line through them), the check of the search's shortcut
+against the database's own longest wins (:func:`shortcut_holds_for`), and the ruling's words.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
-from typing import Any, Protocol
+from functools import lru_cache
+from typing import Any
 
-from adjudicator.drawrules import Count, Counter, position_key
-from adjudicator.replay import terminal
-from tablebase.rules import Move, legal_moves, play
+from tablebase.rules.countsearch import (
+    Prober,
+    Search,
+    SearchLimit,
+    TimeLimit,
+    position_key,
+    probe,
+    shortcut_holds,
+)
+from tablebase.rules.drawrules import Count, Counter, DrawRules
 from tablebase.rules.position import Position
+from tablebase.storage import TableFileError
 
-INFINITY = 1 << 30
-
-
-class Prober(Protocol):
-    """What the search needs of a tablebase (see :mod:`tablebase.probe`)."""
-
-    variant: Any
-
-    def probe_wdl(self, pos: Position) -> int: ...
-
-    def probe_dtw(self, pos: Position) -> int | None: ...
-
-
-class SearchLimit(RuntimeError):
-    """The search needed more nodes than its budget."""
+__all__ = ["Prober", "Search", "SearchLimit", "Verdict", "position_key", "probe", "rule_position"]
 
 
 @dataclass(frozen=True)
@@ -60,92 +35,31 @@ class Verdict:
     """A table ruling: ``white_score`` 2/1/0, or None with ``reason`` saying why not."""
 
     white_score: int | None
-    reason: str  # "tablebase" | "outside-tables" | "search-limit"
+    reason: str  # "tablebase" | "outside-tables" | "search-limit" | "table-error"
     detail: str
 
 
-def probe(tb: Prober, pos: Position) -> tuple[int, int | None]:
-    """(wdl, dtw) of ``pos`` for the side to move."""
-    both = getattr(tb, "probe", None)
-    if callable(both):
-        wdl, dtw = both(pos)
-        return int(wdl), dtw
-    wdl = tb.probe_wdl(pos)
-    return wdl, (tb.probe_dtw(pos) if wdl else None)
+def shortcut_holds_for(tb: Any) -> bool:
+    """The premise of the search's shortcut, checked against the stored longest wins of the
+    database's slices that put an ending count in force (a database without slice files,
+    such as a test double, has nothing to contradict it)."""
+    path, slices = getattr(tb, "path", None), getattr(tb, "slices", None)
+    variant = getattr(tb, "variant", None)
+    rules = getattr(variant, "draw_rules", None)
+    if path is None or not callable(slices) or rules is None:
+        return True
+    names = tuple(s.name for s in slices())
+    return _shortcut_holds(os.fspath(path), names, rules)
 
 
-class Search:
-    """Can the side the tables say wins force that win before the count runs out?"""
+@lru_cache(maxsize=32)
+def _shortcut_holds(path: str, names: tuple[str, ...], rules: DrawRules) -> bool:
+    from tablebase.storage import read_attrs
 
-    def __init__(
-        self, tb: Prober, counter: Counter, banned: frozenset = frozenset(), nodes: int = 100_000
-    ) -> None:
-        self.tb = tb
-        self.counter = counter
-        self.banned = banned
-        self.budget = nodes
-        self.nodes = 0
-        self.bounds: dict[tuple, tuple[int, int]] = {}  # key -> (largest failing r, smallest ok r)
-        self.values: dict[tuple, tuple[int, int | None]] = {}
+    def longest(name: str) -> int:
+        return int(read_attrs(os.path.join(path, f"{name}.h5")).get("longest_win", -1))
 
-    def value(self, pos: Position) -> tuple[int, int | None]:
-        key = position_key(pos)
-        v = self.values.get(key)
-        if v is None:
-            v = self.values[key] = probe(self.tb, pos)
-        return v
-
-    def forced(self, pos: Position, count: Count) -> bool:
-        """For a non-terminal ``pos`` the tables do not draw and a live ``count``: True if the
-        table's winner (either side) wins under the count rules."""
-        key = position_key(pos)
-        fail, ok = self.bounds.get(key, (-1, INFINITY))
-        r = count.remaining
-        if r >= ok:
-            return True
-        if r <= fail:
-            return False
-        wdl, dtw = self.value(pos)
-        if dtw is not None and dtw <= r:
-            result = True
-        else:
-            result = self._expand(pos, count, wdl > 0)
-        fail, ok = self.bounds.get(key, (-1, INFINITY))
-        self.bounds[key] = (fail, min(ok, r)) if result else (max(fail, r), ok)
-        return result
-
-    def _expand(self, pos: Position, count: Count, winner_moves: bool) -> bool:
-        self.nodes += 1
-        if self.nodes > self.budget:
-            raise SearchLimit(f"the search needed more than {self.budget} nodes")
-        children = [self._child(pos, m, count, winner_moves) for m in legal_moves(pos)]
-        if winner_moves:
-            # Restarting moves first, then the quickest wins.
-            children.sort(key=lambda c: (-c[1].remaining, c[3]))
-            return any(self._child_ok(c, True) for c in children)
-        # The defender's most stubborn replies first: no restart, longest loss.
-        children.sort(key=lambda c: (c[1].remaining, -c[3]))
-        return all(self._child_ok(c, False) for c in children)
-
-    def _child(self, pos: Position, move: Move, count: Count, winner_moves: bool):
-        after = play(pos, move)
-        new = self.counter.after(count, pos, move, after)
-        if terminal(after) is not None:
-            return after, new, "mate", 0
-        if position_key(after) in self.banned:
-            return after, new, "repeat", INFINITY
-        wdl, dtw = self.value(after)
-        if wdl != (-1 if winner_moves else 1):
-            return after, new, "lost", INFINITY  # a draw, or the win thrown away
-        return after, new, "", dtw
-
-    def _child_ok(self, child, winner_moves: bool) -> bool:
-        after, new, tag, _ = child
-        if tag == "mate":
-            return winner_moves
-        if tag or new.expired:
-            return False
-        return self.forced(after, new)
+    return shortcut_holds(rules, names, longest)
 
 
 def rule_position(
@@ -155,6 +69,7 @@ def rule_position(
     counter: Counter,
     banned: frozenset = frozenset(),
     nodes: int = 100_000,
+    deadline: float | None = None,
 ) -> Verdict:
     """The ruling for a game that stopped (no terminal event) in ``pos`` with ``count``."""
     tb_variant = getattr(tb, "variant", None)
@@ -163,18 +78,20 @@ def rule_position(
         return Verdict(
             None, "outside-tables", f"the database is {name}, the game is {pos.variant.name}"
         )
-    search = Search(tb, counter, banned, nodes)
     try:
+        search = Search(tb, counter, banned, nodes, shortcut_holds_for(tb), deadline)
         wdl, dtw = search.value(pos)
         if wdl == 0:
             return Verdict(1, "tablebase", f"the tables say draw (final position {pos.fen()})")
         ok = search.forced(pos, count)
     except LookupError as error:
         return Verdict(None, "outside-tables", _missing(error))
+    except TableFileError as error:  # a damaged file: named in this game's ruling only
+        return Verdict(None, "table-error", f"cannot use the tables: {error}")
     except SearchLimit as error:
         return Verdict(
             None,
-            "search-limit",
+            "time-limit" if isinstance(error, TimeLimit) else "search-limit",
             f"{error} to decide whether the theoretical win "
             f"in {plies(dtw)} can be forced within {count.describe()}",
         )

@@ -329,9 +329,21 @@ def open_db(db: str | None, variant: str):
 @DB_OPTION
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per input.")
 @click.option("--moves", "with_moves", is_flag=True, help="Also list every move's value.")
+@click.option(
+    "--elapsed",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Plies already played under the count in force for the ending: adds "
+    "result_under_count (a table win the count stops is a draw) to the position and its moves.",
+)
 @click.argument("fens", nargs=-1, required=True)
 def probe_cmd(
-    variant: str, db: str | None, as_json: bool, with_moves: bool, fens: tuple[str, ...]
+    variant: str,
+    db: str | None,
+    as_json: bool,
+    with_moves: bool,
+    elapsed: int | None,
+    fens: tuple[str, ...],
 ) -> None:
     """Look positions up: result and distance-to-win for the side to move."""
     from tablebase.probe import RESULTS, MissingSliceError
@@ -343,19 +355,44 @@ def probe_cmd(
             try:
                 wdl, dtw = tb.probe(pos)
                 moves = tb.best_moves(pos) if with_moves else []
+                counted = _under_count(tb, pos, elapsed, moves) if elapsed is not None else None
             except (MissingSliceError, TableFileError, ValueError) as e:
                 fail(str(e))
             obj: dict = {"fen": fen, "result": RESULTS[wdl], "dtw": dtw}
+            if counted is not None:
+                count, whole, per_move = counted
+                obj["result_under_count"] = whole
+                obj["count"] = {"rule": count.rule, "limit": count.limit, "elapsed": count.elapsed}
             if with_moves:
                 obj["moves"] = [{"move": m.text, "result": m.result, "dtw": m.dtw} for m in moves]
+                if counted is not None:
+                    for row, value in zip(obj["moves"], counted[2], strict=True):
+                        row["result_under_count"] = value
             if as_json:
                 click.echo(json.dumps(obj))
             else:
                 dist = f" in {dtw} plies" if dtw is not None else ""
-                click.echo(f"{pos.fen()}: {obj['result']}{dist}")
-                for m in moves:
+                under = ""
+                if counted is not None:
+                    under = f" ({counted[1]} under the {counted[0].describe()})"
+                click.echo(f"{pos.fen()}: {obj['result']}{dist}{under}")
+                for i, m in enumerate(moves):
                     d = f" in {m.dtw}" if m.dtw is not None else ""
-                    click.echo(f"  {m.text:>12} {m.result}{d}")
+                    u = f" ({counted[2][i]} under the count)" if counted is not None else ""
+                    click.echo(f"  {m.text:>12} {m.result}{d}{u}")
+
+
+def _under_count(tb, pos: Position, elapsed: int, moves: list) -> tuple:
+    """result_under_count of ``pos`` and its ``moves`` (tablebase.rules.countsearch), the
+    search's shortcut checked against the database's stored longest wins."""
+    from tablebase.rules.countsearch import shortcut_holds, under_count
+    from tablebase.rules.drawrules import Counter
+    from tablebase.storage import read_attrs
+
+    rules = tb.variant.draw_rules
+    names = [s.name for s in tb.slices()]
+    ok = shortcut_holds(rules, names, lambda n: int(read_attrs(tb.path / f"{n}.h5")["longest_win"]))
+    return under_count(tb, pos, Counter(rules), elapsed, [m.move for m in moves], shortcut=ok)
 
 
 @main.command("verify")

@@ -26,7 +26,7 @@ MAX_GAMES = int(LIMITS["ADJUDICATOR_MAX_GAMES"])
 MAX_PLIES = int(LIMITS["ADJUDICATOR_MAX_PLIES"])
 CYCLE = ["50-44", "1-6", "44-50", "6-1"]
 KINGS = "W:WK46,K50:BK1,K5"
-MOVE_KEYS = {"move", "from", "to", "captures", "path", "result", "dtw", "fen"}
+MOVE_KEYS = {"move", "from", "to", "captures", "path", "result", "dtw", "result_under_count", "fen"}
 RULING_KEYS = [
     "game", "white", "black", "result", "reason", "ply", "recorded_result", "agrees", "detail",
     "variant", "warnings",

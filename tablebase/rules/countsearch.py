@@ -1,0 +1,270 @@
+"""Values under the count: can a table win be forced before the running count runs out?
+
+The tables give the theoretical value and distance-to-win (dtw, plies) of a position. Under
+the draw rules (:mod:`tablebase.rules.drawrules`) a theoretical win is a win only if the
+winner can force it before the count runs out; otherwise it is a draw. Counts can restart (a
+man move or capture resets the general count; under the default reading the lone king's
+capture turning a 16-move ending into a 5-move ending starts a fresh count), so
+"dtw <= plies left" is sufficient but not necessary: the winner may reach a restart first,
+for example by sacrificing into a won 5-move ending.
+
+The exact answer is a bounded game search over (position, count), with the table as oracle:
+
+- a table draw is a draw (counts only ever turn wins into draws);
+- the shortcut: a table win or loss whose dtw fits the running count is that win or loss.
+  It rests on one premise, checked against the database's own longest wins
+  (:func:`shortcut_holds`): every win inside an ending takes at most that ending's count
+  (International: 16-move wins need at most 31 plies, 5-move wins at most 9), so a fresh
+  ending count met on the table's line never binds. Where the premise fails the search runs
+  without the shortcut. It also trusts that the table's line avoids the positions the game
+  has already seen twice (``banned``, a third occurrence draws): so it is used only at
+  positions with fewer pieces than every banned one (pieces never come back);
+- otherwise the winner needs a line through a restart: the search tries the winner's moves
+  that keep the win (restarting ones first) and all of the defender's replies, with the
+  counts advanced by :class:`tablebase.rules.drawrules.Counter`.
+
+Whether the winner can force it with ``r`` plies left is monotone in ``r``, so the memo keeps,
+per position, the largest ``r`` known to fail and the smallest known to succeed. A banned
+position met by the search is a draw. A node budget (and optionally a deadline)
+bounds the work; past it :class:`SearchLimit` (:class:`TimeLimit`) is raised (callers answer
+"unknown", never a guess).
+
+:func:`result_under_count` and :func:`move_results_under_count` give the probe's
+``result_under_count`` of a position and of each of its moves.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from typing import Any, Protocol
+
+from tablebase.rules.drawrules import Count, Counter, DrawRules
+from tablebase.rules.moves import Move, legal_moves, play
+from tablebase.rules.position import Position
+
+INFINITY = 1 << 30
+RESULT_NAMES = {1: "win", 0: "draw", -1: "loss"}
+
+
+class Prober(Protocol):
+    """What the search needs of a tablebase (see :mod:`tablebase.probe`)."""
+
+    variant: Any
+
+    def probe_wdl(self, pos: Position) -> int: ...
+
+    def probe_dtw(self, pos: Position) -> int | None: ...
+
+
+class SearchLimit(RuntimeError):
+    """The search needed more nodes than its budget."""
+
+
+class TimeLimit(SearchLimit):
+    """The search ran past its deadline."""
+
+
+def position_key(pos: Position) -> tuple[int, int, int, int, bool]:
+    """What makes two positions the same for repetition: pieces and side to move."""
+    return (pos.white_men, pos.white_kings, pos.black_men, pos.black_kings, pos.white_to_move)
+
+
+def lost(pos: Position) -> bool:
+    """True when the side to move has no piece or no legal move."""
+    own = pos.white_men | pos.white_kings if pos.white_to_move else pos.black_men | pos.black_kings
+    return not own or not legal_moves(pos)
+
+
+def probe(tb: Prober, pos: Position) -> tuple[int, int | None]:
+    """(wdl, dtw) of ``pos`` for the side to move."""
+    both = getattr(tb, "probe", None)
+    if callable(both):
+        wdl, dtw = both(pos)
+        return int(wdl), dtw
+    wdl = tb.probe_wdl(pos)
+    return wdl, (tb.probe_dtw(pos) if wdl else None)
+
+
+def shortcut_holds(
+    rules: DrawRules, slice_names: Iterable[str], longest_win: Callable[[str], int]
+) -> bool:
+    """The premise of the shortcut for a database: every slice (named ``wmwkbmbk``, e.g.
+    ``0301``) whose material puts an ending count in force has its longest win
+    (``longest_win(name)``, plies, read only for those slices) within that count."""
+    for name in slice_names:
+        e = rules.ending_of(material_boards(*(int(c) for c in name)))
+        if e is not None and longest_win(name) > e.plies:
+            return False
+    return True
+
+
+class _Material:
+    """Bitboards with the given piece counts, for asking which ending a material is in (the
+    squares matter only for endings with ``weak_squares``, which then do not match)."""
+
+    def __init__(self, wm: int, wk: int, bm: int, bk: int) -> None:
+        bits = iter(range(64))
+        self.white_men, self.white_kings, self.black_men, self.black_kings = (
+            sum(1 << next(bits) for _ in range(n)) for n in (wm, wk, bm, bk)
+        )
+
+
+def material_boards(wm: int, wk: int, bm: int, bk: int) -> _Material:
+    """Some bitboards with these piece counts (for :meth:`DrawRules.ending_of`)."""
+    return _Material(wm, wk, bm, bk)
+
+
+class Search:
+    """Can the side the tables say wins force that win before the count runs out?"""
+
+    def __init__(
+        self,
+        tb: Prober,
+        counter: Counter,
+        banned: frozenset = frozenset(),
+        nodes: int = 100_000,
+        shortcut: bool = True,
+        deadline: float | None = None,
+    ) -> None:
+        self.tb = tb
+        self.deadline = deadline  # time.monotonic() past which TimeLimit is raised
+        self.counter = counter
+        self.banned = banned
+        self.budget = nodes
+        self.nodes = 0
+        self.shortcut = shortcut
+        # pieces below which no banned position can be reached again
+        self.fewer_than = min((_pieces(k) for k in banned), default=INFINITY)
+        self.bounds: dict[tuple, tuple[int, int]] = {}  # key -> (largest failing r, smallest ok r)
+        self.values: dict[tuple, tuple[int, int | None]] = {}
+
+    def value(self, pos: Position) -> tuple[int, int | None]:
+        key = position_key(pos)
+        v = self.values.get(key)
+        if v is None:
+            v = self.values[key] = probe(self.tb, pos)
+        return v
+
+    def forced(self, pos: Position, count: Count) -> bool:
+        """For a non-terminal ``pos`` the tables do not draw and a live ``count``: True if the
+        table's winner (either side) wins under the count rules."""
+        key = position_key(pos)
+        fail, ok = self.bounds.get(key, (-1, INFINITY))
+        r = count.remaining
+        if r >= ok:
+            return True
+        if r <= fail:
+            return False
+        wdl, dtw = self.value(pos)
+        if self.trusts(pos) and dtw is not None and dtw <= r:
+            result = True
+        else:
+            result = self._expand(pos, count, wdl > 0)
+        fail, ok = self.bounds.get(key, (-1, INFINITY))
+        self.bounds[key] = (fail, min(ok, r)) if result else (max(fail, r), ok)
+        return result
+
+    def trusts(self, pos: Position) -> bool:
+        """True if the shortcut "dtw fits the count" is exact at ``pos``."""
+        return self.shortcut and _pieces(position_key(pos)) < self.fewer_than
+
+    def _expand(self, pos: Position, count: Count, winner_moves: bool) -> bool:
+        self.nodes += 1
+        if self.nodes > self.budget:
+            raise SearchLimit(f"the search needed more than {self.budget} nodes")
+        if self.deadline is not None and self.nodes % 32 == 0 and time.monotonic() > self.deadline:
+            raise TimeLimit("the time budget ran out")
+        children = [self._child(pos, m, count, winner_moves) for m in legal_moves(pos)]
+        if winner_moves:
+            # Restarting moves first, then the quickest wins.
+            children.sort(key=lambda c: (-c[1].remaining, c[3]))
+            return any(self._child_ok(c, True) for c in children)
+        # The defender's most stubborn replies first: no restart, longest loss.
+        children.sort(key=lambda c: (c[1].remaining, -c[3]))
+        return all(self._child_ok(c, False) for c in children)
+
+    def _child(self, pos: Position, move: Move, count: Count, winner_moves: bool):
+        after = play(pos, move)
+        new = self.counter.after(count, pos, move, after)
+        if lost(after):
+            return after, new, "mate", 0
+        if position_key(after) in self.banned:
+            return after, new, "repeat", INFINITY
+        wdl, dtw = self.value(after)
+        if wdl != (-1 if winner_moves else 1):
+            return after, new, "lost", INFINITY  # a draw, or the win thrown away
+        return after, new, "", dtw
+
+    def _child_ok(self, child, winner_moves: bool) -> bool:
+        after, new, tag, _ = child
+        if tag == "mate":
+            return winner_moves
+        if tag or new.expired:
+            return False
+        return self.forced(after, new)
+
+
+def _pieces(key: tuple) -> int:
+    return sum(int(b).bit_count() for b in key[:4])
+
+
+def result_under_count(search: Search, pos: Position, count: Count) -> int:
+    """The value (1 win, 0 draw, -1 loss, for the side to move) of ``pos`` under ``count``;
+    raises :class:`SearchLimit` past the budget and ``LookupError`` outside the tables."""
+    if lost(pos):
+        return -1
+    if count.expired:
+        return 0
+    wdl, _ = search.value(pos)
+    if wdl == 0:
+        return 0
+    return wdl if search.forced(pos, count) else 0
+
+
+def move_results_under_count(
+    search: Search, pos: Position, count: Count, moves: list[Move] | None = None
+) -> list[int]:
+    """Each move's value under the count, from the mover's side (as
+    :func:`result_under_count`): the count advanced by the move, then the reply's value."""
+    out = []
+    for move in moves if moves is not None else legal_moves(pos):
+        after = play(pos, move)
+        if lost(after):
+            out.append(1)  # winning takes precedence over a count expiring on the same ply
+            continue
+        new = search.counter.after(count, pos, move, after)
+        out.append(-result_under_count(search, after, new))
+    return out
+
+
+def under_count(
+    tb: Prober,
+    pos: Position,
+    counter: Counter,
+    elapsed: int = 0,
+    moves: list[Move] | None = None,
+    *,
+    nodes: int = 100_000,
+    shortcut: bool = True,
+) -> tuple[Count, str, list[str]]:
+    """The count running in ``pos`` with ``elapsed`` plies on it, and ``result_under_count``
+    of the position and of each move (``"win"``, ``"draw"``, ``"loss"`` from the mover's
+    side, or ``"unknown"`` past the node budget), the moves in the order given (default:
+    :func:`legal_moves`). ``LookupError`` when a needed slice is not in the tables."""
+    count = replace(counter.start(pos), elapsed=elapsed)
+    moves = legal_moves(pos) if moves is None else moves
+    search = Search(tb, counter, frozenset(), nodes, shortcut)
+    try:
+        whole = RESULT_NAMES[result_under_count(search, pos, count)]
+    except SearchLimit:
+        whole = "unknown"
+    out = []
+    for move in moves:
+        search.nodes = 0  # each value gets the whole budget
+        try:
+            out.append(RESULT_NAMES[move_results_under_count(search, pos, count, [move])[0]])
+        except SearchLimit:
+            out.append("unknown")
+    return count, whole, out
