@@ -227,3 +227,20 @@ def test_cli_generate_with_scheduler(cluster_address, local3, tmp_path) -> None:
     assert sha256s(db) == local3
     bad = CliRunner().invoke(main, [*args[:-1], "local-cluster:x"])
     assert bad.exit_code == 2 and "local-cluster:N" in bad.output
+
+
+def test_cli_material_and_memory_with_scheduler(cluster_address, local3, tmp_path) -> None:
+    from click.testing import CliRunner
+
+    from tablebase.cli import main
+
+    db = tmp_path / "international"
+    args = ["generate", "--material", "1010", "--db", str(db), "--scheduler", cluster_address]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    got = sha256s(db)
+    assert sorted(got) == ["0101.h5", "0110.h5", "1001.h5", "1010.h5"]
+    assert all(local3[name] == digest for name, digest in got.items())
+    small = CliRunner().invoke(main, ["generate", "--pieces", "3", *args[3:], "--memory", "64M"])
+    assert small.exit_code == 1 and "needs an estimated" in small.output
+    assert sorted(sha256s(db)) == sorted(got)  # nothing was submitted

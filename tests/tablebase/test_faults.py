@@ -58,7 +58,8 @@ def alive(pid: int) -> bool:
     return stat[stat.rindex(")") + 2] != "Z"
 
 
-def wait_for(condition, seconds: float = 120.0) -> None:
+def wait_for(condition, seconds: float = 600.0) -> None:
+    """Poll until ``condition()``; generous: the first task may compile the solver."""
     deadline = time.time() + seconds
     while not condition():
         assert time.time() < deadline, "timed out"
