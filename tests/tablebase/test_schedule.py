@@ -75,10 +75,10 @@ def test_a_task_over_budget_stops_the_build_before_it_starts(tmp_path) -> None:
 
 
 def meeting_task(variant_name: str, names: tuple[str, ...], db: str, threads: int) -> PairReport:
-    """Waits (up to 2 s) for another task to start, so two tasks allowed to run together
-    certainly overlap, then records its run like :func:`timed_task`."""
+    """Waits (up to the seconds in ``db``/wait.txt) for another task to start, so two tasks
+    allowed to run together certainly overlap, then records its run like :func:`timed_task`."""
     (Path(db) / f"started-{'+'.join(names)}").touch()
-    deadline = time.time() + 2
+    deadline = time.time() + float((Path(db) / "wait.txt").read_text())
     while time.time() < deadline and len(list(Path(db).glob("started-*"))) < 2:
         time.sleep(0.02)
     return timed_task(variant_name, names, db, threads)
@@ -91,8 +91,10 @@ def test_tasks_over_budget_together_run_one_after_the_other(tmp_path) -> None:
     one = max(t.memory for t in tasks)  # each fits alone, the two do not fit together
     assert sum(t.memory for t in tasks) > one
     tight, roomy = tmp_path / "tight", tmp_path / "roomy"
-    for db, budget in ((tight, one), (roomy, 2 * one)):
+    # tight: a task waits 1.5 s for the other in vain; roomy: until the second worker is up
+    for db, budget, wait in ((tight, one, 1.5), (roomy, 2 * one, 120)):
         db.mkdir()
+        (db / "wait.txt").write_text(str(wait))
         sched = LocalScheduler(jobs=2, threads=1, memory=budget)
         reports = sched.run(INTERNATIONAL, tasks, str(db), Progress(), task_fn=meeting_task)
         assert len(reports) == len(runs(db)) == len(tasks)
