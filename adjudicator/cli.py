@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 import click
 
+from adjudicator.databases import open_tables
 from adjudicator.drawrules import RuleOptions
 from adjudicator.pdn import PdnError, read_games, write_game
 from adjudicator.ruling import UNKNOWN, Ruling, rule_games
@@ -38,7 +39,12 @@ def main() -> None:
 
 @main.command("rule")
 @click.argument("files", nargs=-1, required=True, metavar="FILE.pdn...")
-@click.option("--db", metavar="DIR", help="Tablebase directory to rule unfinished games with.")
+@click.option(
+    "--db",
+    metavar="DIR",
+    help="Tables to rule unfinished games with: a directory with one subdirectory per "
+    "variant (data/international, data/english), or one variant's directory (as for serve).",
+)
 @click.option("--variant", type=click.Choice(sorted(VARIANTS)), help="Override GameType.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per game and line.")
 @click.option(
@@ -169,19 +175,21 @@ def _games(name: str, strict: bool) -> Iterator:
 
 @contextlib.contextmanager
 def _database(db: str | None) -> Iterator[Any]:
+    """``{variant: tablebase}`` for ``--db`` (as ``serve`` reads it), or None."""
     if db is None:
         yield None
         return
     if not os.path.isdir(db):
         raise Unusable(f"{db}: database directory does not exist")
     try:
-        import tablebase
-
-        tb = tablebase.open(db)
+        tables = open_tables(db)
+        opened = tables.__enter__()
     except Exception as error:  # noqa: BLE001 - any failure to open is unusable input
         raise Unusable(f"{db}: cannot open the database: {error}") from None
-    with tb:
-        yield tb
+    try:
+        yield opened
+    finally:
+        tables.__exit__(None, None, None)
 
 
 @contextlib.contextmanager

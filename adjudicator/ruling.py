@@ -343,9 +343,10 @@ def rule_file(
 ) -> Iterator[Ruling]:
     """Rule every game of a PDN file (a path, or an open text file such as stdin).
 
-    ``db`` is a database directory (opened with :func:`tablebase.open`) or an already open
-    tablebase. A malformed game is ruled ``"pdn-error"`` and the games after it are still
-    read. A missing file raises ``OSError``.
+    ``db`` is a database directory (one variant's, or one with a subdirectory per variant,
+    see :mod:`adjudicator.databases`) or an already open tablebase (or a mapping from
+    variant names to them). A malformed game is ruled ``"pdn-error"`` and the games after
+    it are still read. A missing file raises ``OSError``.
     """
     with _opened(db) as tb:
         strict = options is not None and options.strict
@@ -359,7 +360,7 @@ def _opened(db: Any) -> Iterator[Any]:
     if db is None or not isinstance(db, (str, os.PathLike)):
         yield db
         return
-    import tablebase
+    from adjudicator.databases import open_tables
 
-    with tablebase.open(db) as tb:
-        yield tb
+    with open_tables(db) as tables:
+        yield tables

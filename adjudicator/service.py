@@ -52,6 +52,7 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from adjudicator.databases import resolve_databases
 from adjudicator.drawrules import RuleOptions
 from adjudicator.pdn import PdnGame, read_games
 from adjudicator.ruling import BadTag, Ruling, check_fen_text, not_ruled, rule_game
@@ -156,36 +157,6 @@ class ServedTablebase(Tablebase):
     def loaded(self) -> int:
         """Number of slices read into memory so far."""
         return len(self._tables)
-
-
-def resolve_databases(
-    db: Mapping[str, str | os.PathLike[str]] | str | os.PathLike[str] | None,
-) -> dict[str, Path]:
-    """``{variant name: directory}`` for a mapping, a parent directory with one
-    subdirectory per variant, a single variant's directory, or None; raises ``ValueError``
-    naming the problem."""
-    if db is None:
-        return {}
-    if isinstance(db, Mapping):
-        out = {}
-        for name, path in db.items():
-            variant = get_variant(name)  # ValueError for an unknown name
-            if not Path(path).is_dir():
-                raise ValueError(f"database directory {path} does not exist")
-            out[variant.name] = Path(path)
-        return out
-    path = Path(db)
-    if not path.is_dir():
-        raise ValueError(f"database directory {path} does not exist")
-    if any(path.glob("*.h5")):
-        return {Tablebase(path).variant.name: path}
-    out = {name: path / name for name in VARIANTS if (path / name).is_dir()}
-    if not out:
-        raise ValueError(
-            f"no database in {path}: expected *.h5 slice files, or subdirectories "
-            f"named after the variants ({', '.join(sorted(VARIANTS))})"
-        )
-    return out
 
 
 def open_databases(dirs: Mapping[str, Path]) -> dict[str, ServedTablebase]:

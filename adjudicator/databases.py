@@ -1,0 +1,63 @@
+"""Where the tables are: ``--db`` means the same for ``adjudicator rule`` and ``serve``.
+
+A database argument is a folder with one subfolder per variant (``data/international``,
+``data/english``), or a single variant's folder (its slice files name the variant), or a
+mapping from variant names to folders. :func:`resolve_databases` turns it into
+``{variant name: folder}``; :func:`open_tables` opens them all for a ruling run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from tablebase.probe import Tablebase
+from tablebase.rules.variants import VARIANTS, get_variant
+
+
+def resolve_databases(
+    db: Mapping[str, str | os.PathLike[str]] | str | os.PathLike[str] | None,
+) -> dict[str, Path]:
+    """``{variant name: directory}`` for a mapping, a parent directory with one
+    subdirectory per variant, a single variant's directory, or None; raises ``ValueError``
+    naming the problem."""
+    if db is None:
+        return {}
+    if isinstance(db, Mapping):
+        out = {}
+        for name, path in db.items():
+            variant = get_variant(name)  # ValueError for an unknown name
+            if not Path(path).is_dir():
+                raise ValueError(f"database directory {path} does not exist")
+            out[variant.name] = Path(path)
+        return out
+    path = Path(db)
+    if not path.is_dir():
+        raise ValueError(f"database directory {path} does not exist")
+    if any(path.glob("*.h5")):
+        return {Tablebase(path).variant.name: path}
+    out = {name: path / name for name in VARIANTS if (path / name).is_dir()}
+    if not out:
+        raise ValueError(
+            f"no database in {path}: expected *.h5 slice files, or subdirectories "
+            f"named after the variants ({', '.join(sorted(VARIANTS))})"
+        )
+    return out
+
+
+@contextlib.contextmanager
+def open_tables(
+    db: Mapping[str, str | os.PathLike[str]] | str | os.PathLike[str] | None,
+) -> Iterator[dict[str, Tablebase]]:
+    """``{variant name: open tablebase}`` for a database argument (see
+    :func:`resolve_databases`), closed on exit; ``ValueError`` naming a bad folder."""
+    opened: dict[str, Tablebase] = {}
+    try:
+        for name, path in resolve_databases(db).items():
+            opened[name] = Tablebase(path, name)
+        yield opened
+    finally:
+        for tb in opened.values():
+            tb.close()
