@@ -461,7 +461,7 @@ def stats_cmd(variant: str, db: str | None, as_json: bool, plot_file: str | None
     per position of each part on disk; then a total per piece count."""
     from tablebase.export import part_bytes
     from tablebase.slices import build_key
-    from tablebase.storage import TableFileError, read_attrs, read_slice, slice_path
+    from tablebase.storage import TableFileError, check_header, read_slice, slice_path
     from tablebase.values import dtw_histogram
 
     if plot_file:
@@ -475,7 +475,7 @@ def stats_cmd(variant: str, db: str | None, as_json: bool, plot_file: str | None
         for s in sorted(tb.slices(), key=build_key):
             path = slice_path(tb.path, s)
             try:
-                a = read_attrs(path)
+                a = check_header(path, tb.variant, s)  # a relabelled file is refused
                 wdl_bytes, values_bytes = part_bytes(path)
                 hist = a.get("value_histogram")
                 if hist is None and plot_file:  # version 1 files keep no histogram

@@ -289,6 +289,8 @@ def test_a_table_copied_over_another_name_is_refused(db3_international, tmp_path
     assert r.returncode == 2 and "material is '1020', expected '2010'" in r.stderr
     r = subprocess.run([*CLI, "verify", "--db", str(db)], capture_output=True, text=True)
     assert r.returncode == 1 and "2010: " in r.stdout and "expected '2010'" in r.stdout
+    r = subprocess.run([*CLI, "stats", "--db", str(db)], capture_output=True, text=True)
+    assert r.returncode == 1 and "2010.h5: attribute material is '1020'" in r.stderr
     # a build finds it, says so, and writes the right table in its place
     r = subprocess.run(
         [*CLI, "generate", "--material", "2010", "--db", str(db)], capture_output=True, text=True
