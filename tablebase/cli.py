@@ -15,7 +15,8 @@ import click
 from tablebase.rules import legal_moves, perft
 from tablebase.rules.notation import move_text
 from tablebase.rules.position import FenError, Position
-from tablebase.rules.variants import VARIANTS, get_variant
+from tablebase.rules.variants import VARIANTS, Variant, get_variant
+from tablebase.slices import Slice
 
 VARIANT_OPTION = click.option(
     "--variant",
@@ -138,7 +139,7 @@ def setup_logging(verbose: bool = False, progress_bar: bool = False) -> None:
     )
 
 
-def parse_materials(names: tuple[str, ...]) -> list:
+def parse_materials(names: tuple[str, ...]) -> list[Slice]:
     """The slices named by ``--material`` (a one-line error for a bad name)."""
     from tablebase.slices import parse_material
 
@@ -151,10 +152,10 @@ def parse_materials(names: tuple[str, ...]) -> list:
     return out
 
 
-def build_tasks(v, path: Path, pieces: int | None, materials: list) -> list:
+def build_tasks(v: Variant, path: Path, pieces: int | None, materials: list[Slice]) -> list:
     """The pair tasks of ``--pieces`` and ``--material`` (with what they need and lack)."""
     from tablebase.schedule import graph_for_pairs
-    from tablebase.slices import build_pairs, material_pairs
+    from tablebase.slices import build_key, build_pairs, material_pairs
     from tablebase.storage import TableFileError, check_header, slice_path
 
     def have(s) -> bool:
@@ -166,8 +167,6 @@ def build_tasks(v, path: Path, pieces: int | None, materials: list) -> list:
 
     pairs = set(build_pairs(pieces)) if pieces else set()
     pairs |= set(material_pairs(materials, have))
-    from tablebase.slices import build_key
-
     return graph_for_pairs(v, sorted(pairs, key=lambda p: build_key(p[0])))
 
 
@@ -251,7 +250,17 @@ def generate_cmd(
         run_build(v, path, pieces, wanted, jobs, threads, budget, memory, scheduler)
 
 
-def run_build(v, path, pieces, wanted, jobs, threads, budget, memory, scheduler) -> None:
+def run_build(
+    v: Variant,
+    path: Path,
+    pieces: int | None,
+    wanted: list[Slice],
+    jobs: int | None,
+    threads: int | None,
+    budget: int,
+    memory: str | None,
+    scheduler: str | None,
+) -> None:
     """The build itself, with the database folder locked (see :func:`generate_cmd`)."""
     from tablebase.faults import BuildError
     from tablebase.progress import make_progress
@@ -284,7 +293,10 @@ def run_build(v, path, pieces, wanted, jobs, threads, budget, memory, scheduler)
                 len(tasks),
                 scheduler,
             )
-            dask_sched.run(v, tasks, str(path), progress)
+            try:
+                dask_sched.run(v, tasks, str(path), progress)
+            except ConnectionError as e:
+                fail(str(e), 1)
             return
         if jobs is None:  # a build of fewer pairs than cores gives each more threads
             jobs = max(1, min(default_jobs(), len(tasks)))
