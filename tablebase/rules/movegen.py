@@ -29,7 +29,7 @@ import dataclasses
 import numpy as np
 from numba import njit
 
-from tablebase.index import lowest_square as _lowest
+from tablebase.rules.bits import lowest_square as _lowest
 
 MAX_MOVES = 512
 MAX_PATH = 32
