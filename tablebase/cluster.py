@@ -305,6 +305,9 @@ class DaskScheduler:
                         progress.begin(by_names[names])
                 if not pending.has_ready():
                     time.sleep(POLL_SECONDS)
+        except BaseException:
+            progress.abort()
+            raise
         finally:
             client.unsubscribe_topic(STARTED_TOPIC)
             if len(done) < len(tasks):

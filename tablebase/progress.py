@@ -136,6 +136,9 @@ class TerminalProgress(LogProgress):
         self.bar.close()
         super().finish()
 
+    def abort(self) -> None:
+        self.bar.close()  # the error line goes below the bar, not onto it
+
 
 class TqdmLogHandler(logging.StreamHandler):
     """Log lines printed above the progress bar instead of through it."""

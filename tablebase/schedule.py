@@ -160,6 +160,9 @@ class Progress:
     def finish(self) -> None:
         pass
 
+    def abort(self) -> None:
+        """The build stopped before the end (a failure, an interrupt)."""
+
 
 def default_jobs() -> int:
     return os.cpu_count() or 1
@@ -217,6 +220,9 @@ class LocalScheduler:
         multiprocessing_logging.install_mp_handler()
         try:
             reports = self._run(variant, tasks, db, progress, task_fn)
+        except BaseException:
+            progress.abort()
+            raise
         finally:
             multiprocessing_logging.uninstall_mp_handler()
         progress.finish()  # after the handler is gone, so that its line is not lost
