@@ -275,3 +275,28 @@ def test_perft_live_against_py_draughts():
             return total
 
         assert count(board_class(), 5) == perft(Position.start(name), 5)
+
+
+def test_pydraughts_opening_ballots_read():
+    """Every opening position pydraughts ships for Russian and Brazilian (its algebraic FEN
+    form) reads, has 10-12 pieces a side, a legal move, and writes back."""
+    import json
+    from importlib import resources
+
+    ballots = pytest.importorskip("draughts.ballot_files", reason="pydraughts not installed")
+    count = 0
+    for name, variant in (
+        ("russian.json", RUSSIAN),
+        ("brazilian.json", BRAZILIAN),
+        ("150russian_and_brazilian.json", RUSSIAN),
+    ):
+        data = json.loads(resources.files(ballots).joinpath(name).read_text())
+        for fen in data["all"].values():
+            pos = Position.from_fen(fen, variant)
+            white = bin(pos.white_men | pos.white_kings).count("1")
+            black = bin(pos.black_men | pos.black_kings).count("1")
+            assert 10 <= white <= 12 and 10 <= black <= 12, fen
+            assert Position.from_fen(pos.fen("alphanumeric"), variant) == pos
+            assert legal_moves(pos)
+            count += 1
+    assert count > 150
