@@ -277,3 +277,59 @@ def test_perft_depth_zero_and_one():
     start = Position.start(INTERNATIONAL)
     assert perft(start, 0) == 1
     assert perft(start, 1) == len(legal_moves(start)) == 9
+
+
+# --- the move buffer's public API -----------------------------------------------------------
+
+
+def test_move_list_accessors_and_find():
+    from tablebase.rules import MoveList
+
+    pos = Position.from_fen("W:WK17:B12,20,24,43")  # two captures 17 -> 48, different pieces
+    ml = MoveList(pos)
+    assert len(ml) == 2 and ml.moves() == legal_moves(pos)
+    assert {ml.captured(i) for i in range(2)} == {
+        (1 << 11) | (1 << 19) | (1 << 42),
+        (1 << 11) | (1 << 23) | (1 << 42),
+    }
+    assert [ml.capture_count(i) for i in range(2)] == [3, 3]
+    assert ml.find(17, 48, True) == -2  # two of them
+    assert ml.find(17, 48, False) == -1 and ml.find(17, 26, True) == -1
+    with pytest.raises(IndexError):
+        ml.frm(2)
+    start = MoveList(Position.start(INTERNATIONAL))
+    i = start.find(32, 28, False)
+    assert i >= 0 and (start.frm(i), start.to(i), start.path(i)) == (32, 28, (32, 28))
+    assert not start.crowns(i)
+
+
+def test_compiled_accessors_from_compiled_code():
+    """The accessors and play_row are usable inside njit code (what the replay core does)."""
+    from numba import njit
+
+    @njit
+    def first_capture_then_play(nbr, rules, own_m, own_k, opp_m, opp_k, moves, ws):
+        n = mg.generate_moves(nbr, rules, True, own_m, own_k, opp_m, opp_k, moves, ws)
+        i = mg.find_move(moves, n, 9, 11, True)
+        path = 0
+        for j in range(mg.move_path_length(moves, i)):
+            path = path * 100 + mg.move_path_square(moves, i, j) + 1
+        a, b, c, d = mg.play_row(own_m, own_k, opp_m, opp_k, moves, i)
+        return (
+            mg.move_from(moves, i),
+            mg.move_to(moves, i),
+            mg.move_captured(moves, i),
+            mg.move_capture_count(moves, i),
+            mg.move_crowns(moves, i),
+            path,
+            d,
+        )
+
+    v = get_variant("russian")
+    pos = Position.from_fen("W:W10:B7,8", v)  # d6:f8:h6, crowned on f8
+    got = first_capture_then_play(
+        v.neighbours, v.rules, *pos.side_boards, mg.new_move_buffer(), mg.new_workspace()
+    )
+    frm, to, cap, ncap, crowns, path, white_kings_after = got
+    assert (frm, to, int(cap), ncap, crowns, path) == (9, 11, (1 << 6) | (1 << 7), 2, True, 100312)
+    assert int(white_kings_after) == 1 << 11  # a king on h6, not a man
