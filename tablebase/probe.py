@@ -41,11 +41,13 @@ from tablebase.storage import (
 )
 from tablebase.values import RESULT_NAMES, decode
 from tablebase.wdl import (
+    NEEDS_CAPTURES,
     NO_TABLE,
     UNCODED,
     capture_closure,
     new_buffers,
     result_of,
+    result_quick,
     results_batch,
 )
 
@@ -211,25 +213,18 @@ class Tablebase:
         if self.has_distances:
             return decode(self.probe_byte(pos))[0]
         p = self._position(pos)
-        buffers = getattr(self._local, "buffers", None)
-        if buffers is None:
-            buffers = self._local.buffers = new_buffers()
         v = self.variant
+        boards = (p.white_men, p.white_kings, p.black_men, p.black_kings)
         while True:
-            r = result_of(
-                self._wdl_flat,
-                self._wdl_offsets,
-                v.neighbours,
-                v.rules,
-                BINOM,
-                REVERSE16,
-                p.white_to_move,
-                np.uint64(p.white_men),
-                np.uint64(p.white_kings),
-                np.uint64(p.black_men),
-                np.uint64(p.black_kings),
-                *buffers,
-            )
+            tables = (self._wdl_flat, self._wdl_offsets, v.neighbours, v.rules)
+            r = result_quick(*tables, p.white_to_move, *boards)
+            if r == NEEDS_CAPTURES:
+                buffers = getattr(self._local, "buffers", None)
+                if buffers is None:
+                    buffers = self._local.buffers = new_buffers()
+                r = result_of(
+                    *tables, BINOM, REVERSE16, p.white_to_move, *map(np.uint64, boards), *buffers
+                )
             if r > NO_TABLE:
                 return int(r)
             self._load_wdl([NO_TABLE - int(r)], p)

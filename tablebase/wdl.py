@@ -23,6 +23,7 @@ from numba import njit, prange
 
 from tablebase.index import (
     BINOM,
+    REVERSE16,
     cursor_boards,
     cursor_next,
     cursor_start,
@@ -268,6 +269,26 @@ def result_of(flat, offsets, nbr, rules, binom, rev16, wtm, wm, wk, bm, bk, move
     return result_white(flat, offsets, nbr, rules, binom, rev16, wm, wk, bm, bk, moves, ws, frames)
 
 
+NEEDS_CAPTURES = -10000  # result_quick: must capture (call result_of); below every NO_TABLE code
+
+
+@njit(cache=True)
+def result_quick(flat, offsets, nbr, rules, wtm, wm, wk, bm, bk):
+    """The single-probe fast path (bitboards as plain integers; the index tables are the
+    module constants, to keep the call short): :func:`result_of` for a position whose side
+    to move cannot capture, :data:`NEEDS_CAPTURES` otherwise."""
+    wm, wk, bm, bk = np.uint64(wm), np.uint64(wk), np.uint64(bm), np.uint64(bk)
+    if not wtm:
+        nsq = rules[0]
+        a = reverse_board(bm, nsq, REVERSE16)
+        b = reverse_board(bk, nsq, REVERSE16)
+        bm = reverse_board(wm, nsq, REVERSE16)
+        bk = reverse_board(wk, nsq, REVERSE16)
+        wm, wk = a, b
+    final, r = _stored_result(flat, offsets, nbr, rules, BINOM, wm, wk, bm, bk)
+    return r if final else NEEDS_CAPTURES
+
+
 @njit(cache=True, parallel=True)
 def results_batch(flat, offsets, nbr, rules, binom, rev16, wtm, wm, wk, bm, bk, nchunks):
     """:func:`result_of` of many positions (int8 results; ``NO_TABLE - code`` never fits
@@ -281,7 +302,7 @@ def results_batch(flat, offsets, nbr, rules, binom, rev16, wtm, wm, wk, bm, bk, 
         hi = min(n, lo + step)
         if lo >= hi:
             continue
-        moves = np.zeros((MAX_CAPTURE_DEPTH, mg.MAX_MOVES, mg.MOVE_FIELDS), dtype=np.uint64)
+        moves = np.empty((MAX_CAPTURE_DEPTH, mg.MAX_MOVES, mg.MOVE_FIELDS), dtype=np.uint64)
         ws = mg.new_workspace_nb()
         frames = np.zeros((MAX_CAPTURE_DEPTH, 7), dtype=np.uint64)
         for i in range(lo, hi):
