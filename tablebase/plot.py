@@ -31,12 +31,12 @@ def plot_stats(rows: Sequence[dict], path: Path | str, title: str = "") -> Path:
     shares = np.array([[r["wins"], r["draws"], r["losses"]] for r in rows], dtype=float)
     shares /= pos[:, None]
     longest = max((len(r["value_histogram"]) for r in rows), default=2)
-    max_dtw = max(1, longest - 2)  # value v holds dtw v - 1
-    wins = np.zeros((n, max_dtw + 1))
+    columns = max(1, longest // 2)  # column k: wins in 2k + 1 plies (value 2k + 2)
+    wins = np.zeros((n, columns))
     for i, r in enumerate(rows):
         h = np.asarray(r["value_histogram"], dtype=float)
         for v in range(2, h.shape[0], 2):  # even values: wins, dtw = v - 1 (odd)
-            wins[i, v - 1] = h[v] / pos[i]
+            wins[i, v // 2 - 1] = h[v] / pos[i]
     wins[wins == 0] = np.nan
 
     height = 1.2 + 0.16 * n
@@ -68,10 +68,10 @@ def plot_stats(rows: Sequence[dict], path: Path | str, title: str = "") -> Path:
         interpolation="nearest",
         cmap="viridis",
         norm=norm,
-        extent=(-0.5, max_dtw + 0.5, n - 0.5, -0.5),
+        extent=(0, 2 * columns, n - 0.5, -0.5),  # a column spans its odd distance +- 1
     )
     ax_dtw.set_xlabel("distance to win (plies)")
-    ax_dtw.set_xlim(-0.5, max_dtw + 0.5)
+    ax_dtw.set_xlim(0, 2 * columns)
     label = "share of the slice's positions won at this distance"
     fig.colorbar(im, ax=ax_dtw, pad=0.01, label=label)
     if title:
