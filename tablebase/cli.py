@@ -539,7 +539,9 @@ def stats_cmd(variant: str, db: str | None, as_json: bool, plot_file: str | None
         if not rows:
             fail(f"no slice files in {tb.path} to plot")
         try:
-            out = plot_stats(rows, plot_file, f"{tb.variant.name}: {tb.path.name}")
+            sizes = sorted({sum(int(c) for c in r["material"]) for r in rows})
+            title = f"{tb.variant.name}, {sizes[0]}-{sizes[-1]} pieces: {len(rows)} slices"
+            out = plot_stats(rows, plot_file, title)
         except (OSError, ValueError) as e:
             fail(f"cannot write {plot_file}: {e}")
         click.echo(f"plot written to {out}", err=True)
