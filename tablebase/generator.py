@@ -39,21 +39,28 @@ log = logging.getLogger("tablebase.generator")
 
 @dataclass(frozen=True)
 class PairReport:
-    """What a pair task did: per slice, its stats; and how long it took."""
+    """What a pair task did: per slice, its stats; how long it took; and how many random
+    table accesses the solve made (reads of solved tables, predecessor visits)."""
 
     slices: tuple[str, ...]
     stats: tuple[SliceStats, ...]
     entries: int
     seconds: float
     skipped: bool
+    random_accesses: int = 0
 
 
 class FlatTables:
-    """Slices laid end to end in one byte array, with ``offsets[material code]``."""
+    """Slices laid end to end in one value array, with ``offsets[material code]``."""
 
-    def __init__(self, variant: Variant, slices: tuple[Slice, ...] | list[Slice]) -> None:
+    def __init__(
+        self,
+        variant: Variant,
+        slices: tuple[Slice, ...] | list[Slice],
+        dtype: type = np.uint8,
+    ) -> None:
         self.variant = variant
-        self.vals = np.zeros(sum(s.size(variant) for s in slices), dtype=np.uint8)
+        self.vals = np.zeros(sum(s.size(variant) for s in slices), dtype=dtype)
         self.offsets = np.full(8 * 8 * 8 * 8, -1, dtype=np.int64)
         self.where: dict[Slice, tuple[int, int]] = {}
         pos = 0
@@ -71,6 +78,26 @@ class FlatTables:
         """Read slice ``s`` from ``db`` straight into its place (checked)."""
         read_slice(slice_path(db, s), self.variant, s, out=self.view(s))
 
+    def widened(self) -> FlatTables:
+        """The same tables with two-byte values (for a pair whose distances need them)."""
+        out = FlatTables(self.variant, list(self.where), np.uint16)
+        out.vals[:] = self.vals
+        return out
+
+
+@dataclass
+class PairSolution:
+    """The solved values of a pair (its slices end to end in one array) and its cost."""
+
+    where: dict[Slice, tuple[int, int]]
+    values: np.ndarray  # uint8, or uint16 where distances need two bytes
+    random_accesses: int
+    levels: int
+
+    def view(self, s: Slice) -> np.ndarray:
+        pos, size = self.where[s]
+        return self.values[pos : pos + size]
+
 
 def _counts(s: Slice) -> np.ndarray:
     return np.array(tuple(s), dtype=np.int64)
@@ -84,6 +111,15 @@ def load_dependencies(
     return {d: read_slice(slice_path(db, d), variant, d) for d in deps}
 
 
+def dependency_tables(db: Path, variant: Variant, pair: tuple[Slice, ...]) -> FlatTables:
+    """Every slice the pair needs, read and checked from ``db``, in one array."""
+    deps = sorted(pair_dependencies(pair[0]))
+    t = FlatTables(variant, deps)
+    for d in deps:
+        t.load(db, d)
+    return t
+
+
 def tables_for_pair(db: Path, variant: Variant, pair: tuple[Slice, ...]) -> FlatTables:
     """The pair (zeroed, first) and its dependencies read from ``db``, in one array."""
     deps = sorted(pair_dependencies(pair[0]))
@@ -95,42 +131,96 @@ def tables_for_pair(db: Path, variant: Variant, pair: tuple[Slice, ...]) -> Flat
 
 def solve_pair(
     variant: Variant, pair: tuple[Slice, ...], deps: dict[Slice, np.ndarray], threads: int = 1
-) -> FlatTables:
-    """Solve a slice pair given its dependencies' values; returns the flat tables."""
-    t = FlatTables(variant, (*pair, *deps))
+) -> PairSolution:
+    """Solve a slice pair given its dependencies' values."""
+    t = FlatTables(variant, list(deps))
     for d, values in deps.items():
         t.view(d)[:] = values
-    solve_tables(variant, pair, t, threads)
-    return t
+    return solve_tables(variant, pair, t, threads)
 
 
-def solve_tables(variant: Variant, pair: tuple[Slice, ...], t: FlatTables, threads: int) -> None:
-    """Fill in the pair's values in ``t`` (its dependencies must be there already)."""
+def solve_tables(
+    variant: Variant, pair: tuple[Slice, ...], deps: FlatTables, threads: int
+) -> PairSolution:
+    """Solve the pair from its dependencies ``deps`` (see :mod:`tablebase.solve`), with
+    one-byte values, or two-byte values when a distance needs them."""
+    if deps.vals.dtype == np.uint8:
+        try:
+            return _solve(variant, pair, deps, threads, 8)
+        except OverflowError:
+            log.info(
+                "%s: distances beyond %d plies, solving with two-byte values",
+                "+".join(s.name for s in pair),
+                solve.max_value(8) - 1,
+            )
+            deps = deps.widened()
+    return _solve(variant, pair, deps, threads, 16)
+
+
+def _solve(
+    variant: Variant, pair: tuple[Slice, ...], deps: FlatTables, threads: int, vb: int
+) -> PairSolution:
     nbr, rules = variant.neighbours, variant.rules
-    total = sum(s.size(variant) for s in pair)
-    # the pair is first in t.vals, so flat indices of its positions index aux and cnt too
-    assert all(t.where[s][0] + t.where[s][1] <= total for s in pair)
-    aux = np.zeros(total, dtype=np.int16)
-    cnt = np.zeros(total, dtype=np.uint8)
-    nchunks = max(1, threads) * 8
-    arrays = (t.vals, aux, cnt, t.offsets, nbr, rules, BINOM, REVERSE16)
-    top = 0
+    where: dict[Slice, tuple[int, int]] = {}
+    soffs = np.full(8 * 8 * 8 * 8, -1, dtype=np.int64)
+    total = 0
     for s in pair:
-        off, size = t.where[s]
-        solve.init_slice(*arrays, off, size, _counts(s), nchunks)
-        top = max(top, int(solve.max_byte(t.vals, off, off + size)))
-    top = max(top, int(solve.max_aux(aux, 0, aux.shape[0])))
-    level = 1
-    while level <= top:
-        if level + 1 > 255:
-            raise OverflowError(f"distance-to-win beyond 254 plies in {pair[0].name}")
-        nset = 0
+        where[s] = (total, s.size(variant))
+        soffs[s.code] = total
+        total += s.size(variant)
+    state = np.empty(total, dtype=solve.state_dtype(vb))
+    nchunks = max(1, threads) * 32
+    old_chunk = numba.set_parallel_chunksize(1)  # chunks are handed out as threads free up
+    try:
+        top, reads = 0, 0
         for s in pair:
-            off, size = t.where[s]
-            nset += solve.level_slice(*arrays, off, size, _counts(s), level)
-        if nset:
-            top = max(top, level + 1)
-        level += 1
+            off, size = where[s]
+            t, r = solve.init_slice(
+                state,
+                off,
+                deps.vals,
+                deps.offsets,
+                nbr,
+                rules,
+                BINOM,
+                REVERSE16,
+                size,
+                _counts(s),
+                nchunks,
+                vb,
+            )
+            top, reads = max(top, int(t)), reads + int(r)
+        vmax = solve.max_value(vb)
+        level = 1
+        while level <= top:
+            if level + 1 > vmax:
+                raise OverflowError(f"distance-to-win beyond {vmax - 1} plies in {pair[0].name}")
+            nset = 0
+            for s in pair:
+                off, size = where[s]
+                n, v = solve.level_slice(
+                    state,
+                    soffs,
+                    nbr,
+                    rules,
+                    BINOM,
+                    REVERSE16,
+                    off,
+                    size,
+                    _counts(s),
+                    level,
+                    nchunks,
+                    vb,
+                )
+                nset, reads = nset + int(n), reads + int(v)
+            if nset:
+                top = max(top, level + 1)
+            level += 1
+    finally:
+        numba.set_parallel_chunksize(old_chunk)
+    values = state.view(np.uint8 if vb == 8 else np.uint16)[:total]
+    solve.compact_values(state, vb, values)
+    return PairSolution(where, values, reads, level - 1)
 
 
 def slice_stats(variant: Variant, s: Slice, values: np.ndarray) -> tuple[SliceStats, str]:
@@ -185,11 +275,12 @@ def run_pair_task(
         return PairReport(pair_names, stats, entries, time.perf_counter() - t0, True)
     if threads > 0:
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-    tables = tables_for_pair(dbp, variant, pair)
-    solve_tables(variant, pair, tables, threads)
+    tables = dependency_tables(dbp, variant, pair)
+    solution = solve_tables(variant, pair, tables, threads)
+    del tables
     out = []
     for s in pair:
-        values = tables.view(s)
+        values = solution.view(s)
         stats, fen = slice_stats(variant, s, values)
         if PARENT_PID is not None and os.getppid() != PARENT_PID:
             os._exit(1)  # the build that asked for this table is gone: write nothing
@@ -197,7 +288,14 @@ def run_pair_task(
         if failure is not None:
             raise failure
         out.append(stats)
-    return PairReport(pair_names, tuple(out), entries, time.perf_counter() - t0, False)
+    return PairReport(
+        pair_names,
+        tuple(out),
+        entries,
+        time.perf_counter() - t0,
+        False,
+        solution.random_accesses,
+    )
 
 
 # Set in a scheduler's worker process to the pid of the build it works for.

@@ -1,33 +1,45 @@
 """Retrograde solver for one slice and its colour mirror (compiled passes).
 
-Values are one byte per position: ``0`` draw (or not yet decided while solving), otherwise
-``dtw + 1`` where ``dtw`` is the distance-to-win in plies for the side to move. Wins have an
-odd ``dtw`` (even byte), losses an even ``dtw`` (odd byte); ``1`` is "no legal move: lost".
-A successor's byte ``s > 0`` gives the mover the candidate ``s + 1``.
+**Values.** A stored value is one byte per position (two where a slice needs distances over
+254 plies, see ``docs/FORMAT.md``): ``0`` draw, otherwise ``dtw + 1`` where ``dtw`` is the
+distance-to-win in plies for the side to move. Wins have an odd ``dtw`` (even byte), losses an
+even ``dtw`` (odd byte); ``1`` is "no legal move: lost". A successor's byte ``s > 0`` gives
+the mover the candidate ``s + 1``.
 
-All slices of a solve live in one flat byte array; ``offsets[code]`` is where the slice with
-material code ``code`` starts (``-1`` if absent). The pair being solved is placed first, the
-already-solved slices it depends on after it.
+**Working state.** While a pair is solved, each of its entries holds one state word of
+``2 * vb`` bits (``vb`` = value bits, 8 or 16), so the state of an entry is one memory
+access and the whole working set is 2 bytes per entry (``uint16``) for one-byte values:
 
-The passes, for a pair ``X, X'`` (``X'`` = the colour mirror of ``X``):
+* decided: ``DEC | value`` (``DEC`` = top bit). Invalid entries and drawn capture positions
+  are decided draws, so nothing later revisits them;
+* undecided: ``count << vb | exit`` — ``count`` is the number of the position's quiet moves
+  inside the pair not yet known to lose (they lead to an opponent win), ``exit`` summarises
+  its moves that leave the pair (promotions, into solved slices): ``0`` none, ``EXIT_DRAW``
+  (all ones) a drawn exit (never a loss), else the best exit's candidate value (even: a win
+  through the exit at that value; odd: only losing exits, so a loss no sooner than that).
 
-1. **Initialise.** For every position: no legal move → lost in 0. A capture is pending →
-   every successor lies in a smaller, solved slice, so the value is final now. Otherwise
-   mark it final in ``aux`` (a drawn capture position must not be revisited). Otherwise
-   summarise the moves that leave the pair (promotions) in ``aux``: a win through an exit
-   (``aux > 0``: its byte), a drawn exit (``aux = -1``: never a loss), or only exits the
-   opponent wins (``aux = -(byte the position would have as a loss)``).
-2. **Propagate by levels.** For byte ``L = 1, 2, ...``: positions whose exit gives a win at
-   ``L + 1`` are set; loss candidates whose exits cap out at ``L + 1`` are checked forward.
-   Then for every position with byte ``L`` its quiet predecessors (unmoves, in the mirror
-   slice) are visited: if ``L`` is a loss they are wins at ``L + 1``; if ``L`` is a win each
-   undecided predecessor's counter of moves not yet known to lose is decremented, and at 0
-   (and exits no later than ``L + 1``) it is a loss at ``L + 1``. Breadth-first order makes
-   every distance exact.
-3. **Draws.** What is still undecided when no level is left is a draw (byte 0).
+The already-solved slices the pair depends on are one flat value array, ``offsets[material
+code]`` giving where each starts (``-1`` if absent).
 
-Pass 1 runs in parallel threads (each position is written once); pass 2 is sequential
-because of the shared counters. Independent pairs run in parallel processes.
+**Passes** for a pair ``X, X'`` (``X'`` = the colour mirror of ``X``):
+
+1. **Initialise** (parallel, each entry written once). No legal move: lost (value 1). A
+   capture pending: every successor lies in a smaller, solved slice, so the value is final
+   now (decided, even when drawn). Otherwise count the quiet moves inside the pair with
+   bitboard steps and look up the moves that leave it (promotions) for ``exit``.
+2. **Propagate by levels** ``L = 1, 2, ...`` (parallel): positions whose exit decides them at
+   ``L + 1`` are set (a win through the exit; a loss when no inside move is left). Every
+   position of value ``L`` visits its quiet predecessors (un-moves, in the mirror slice): if
+   ``L`` is a loss they are wins at ``L + 1``; if ``L`` is a win each undecided
+   predecessor's ``count`` drops by one, and at 0 (with exits no later than ``L + 1``) it is a
+   loss at ``L + 1``. Breadth-first order makes every distance exact. Threads change a state
+   word only by compare-and-swap (:mod:`tablebase.atomics`), from undecided to decided or
+   to one count less, so no update is lost and a decided value never changes; a position
+   set during level ``L`` has ``L + 1`` and is expanded only in the next level. Each
+   position's predecessor indices are computed first and prefetched, so their cache misses
+   overlap.
+3. **Draws.** What is still undecided when no level is left is a draw; the state array is
+   then compacted in place into the value array (the low half of each word).
 """
 
 from __future__ import annotations
@@ -35,11 +47,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from tablebase.atomics import cas, prefetch
 from tablebase.index import (
     _unrank_colex,
     cursor_boards,
     cursor_next,
     cursor_start,
+    lowest_square,
     popcount,
     position_from_index,
     position_index,
@@ -47,25 +61,38 @@ from tablebase.index import (
 )
 from tablebase.rules import movegen as mg
 
-AUX_INVALID = np.int16(-32768)  # index entry that is not a position
-AUX_FINAL = np.int16(-32767)  # decided by pass 1 (a capture position), even if drawn
-MISSING = 255  # lookup sentinel: a slice the solve was not given
+MISSING = -1  # lookup sentinel: a slice the solve was not given
 
 # Working memory of a pair task (used by the scheduler's memory budget): bytes per entry of
-# the pair being solved, and per entry of each dependency read in.
-PAIR_BYTES_PER_ENTRY = 4
+# the pair being solved (its state words), and per entry of each dependency read in.
+PAIR_BYTES_PER_ENTRY = 2
 DEPENDENCY_BYTES_PER_ENTRY = 1
+UNMOVE_ROWS = 512  # predecessors of one position (6 kings fly to at most 6 * 17)
 
 
 def task_memory_bytes(pair_entries: int, dependency_entries: int) -> int:
     """Estimated peak memory of solving a pair of ``pair_entries`` index entries whose
-    dependencies hold ``dependency_entries`` entries (working state, tables, fixed cost)."""
+    dependencies hold ``dependency_entries`` entries (working state, tables, fixed cost).
+
+    Half a byte per pair entry more covers the copy of one slice's values while its file is
+    written."""
     fixed = 256 << 20  # interpreter, numba and its compiled code
     return (
         PAIR_BYTES_PER_ENTRY * pair_entries
         + DEPENDENCY_BYTES_PER_ENTRY * dependency_entries
+        + pair_entries // 2
         + fixed
     )
+
+
+def state_dtype(vb: int) -> type:
+    """The state word of ``vb``-bit values: ``uint16`` for 8, ``uint32`` for 16."""
+    return {8: np.uint16, 16: np.uint32}[vb]
+
+
+def max_value(vb: int) -> int:
+    """Largest value a ``vb``-bit table may hold (the all-ones value is reserved)."""
+    return (1 << vb) - 2
 
 
 @njit(cache=True, inline="always")
@@ -75,7 +102,7 @@ def material_code(wm, wk, bm, bk):
 
 @njit(cache=True)
 def lookup(vals, offsets, nsq, width, binom, wm, wk, bm, bk):
-    """Byte of a white-to-move position; 1 when white has no pieces; MISSING if unknown."""
+    """Value of a white-to-move position; 1 when white has no pieces; MISSING if unknown."""
     if (wm | wk) == 0:
         return 1
     off = offsets[material_code(wm, wk, bm, bk)]
@@ -85,14 +112,9 @@ def lookup(vals, offsets, nsq, width, binom, wm, wk, bm, bk):
 
 
 @njit(cache=True)
-def successor_byte(vals, offsets, nbr, rules, binom, rev16, wm, wk, bm, bk, moves, i):
-    """Byte of the position after move ``i`` of ``moves`` (white to move in wm..bk)."""
-    nsq = rules[0]
-    width = rules[5]
-    a, b, c, d = mg.make_move(
-        rules, True, wm, wk, bm, bk, moves[i, mg.F_FROM], moves[i, mg.F_TO], moves[i, mg.F_CAP]
-    )
-    # (a, b) are black's, (c, d) white's; flip so that black becomes white to move
+def lookup_after(vals, offsets, nsq, width, binom, rev16, a, b, c, d):
+    """Value of the position ``(a, b)`` to move against ``(c, d)`` (black to move, as the
+    move functions return it), flipped so that black becomes white to move."""
     return lookup(
         vals,
         offsets,
@@ -107,11 +129,18 @@ def successor_byte(vals, offsets, nbr, rules, binom, rev16, wm, wk, bm, bk, move
 
 
 @njit(cache=True)
-def combine(best, s):
-    """Fold successor byte ``s`` into the running best byte for the mover (-1 = none yet).
+def successor_byte(vals, offsets, nbr, rules, binom, rev16, wm, wk, bm, bk, moves, i):
+    """Value of the position after generated move ``i`` of ``moves`` (white to move)."""
+    a, b, c, d = mg.play_row(wm, wk, bm, bk, moves, i)
+    return lookup_after(vals, offsets, rules[0], rules[5], binom, rev16, a, b, c, d)
 
-    Ranking: a win (even byte) beats a draw beats a loss; among wins the smaller byte, among
-    losses the larger byte.
+
+@njit(cache=True)
+def combine(best, s):
+    """Fold successor value ``s`` into the running best value for the mover (-1 = none yet).
+
+    Ranking: a win (even value) beats a draw beats a loss; among wins the smaller value,
+    among losses the larger value.
     """
     if s == 0:
         cand = 0
@@ -132,18 +161,57 @@ def combine(best, s):
     return max(best, cand)
 
 
-@njit(cache=True)
-def _is_exit(rules, wm, moves, i):
-    """A quiet move leaving the pair: a white man reaching row 0 (crowned)."""
-    frm = moves[i, mg.F_FROM]
-    to = moves[i, mg.F_TO]
-    return (wm >> frm) & mg.ONE and (mg.promotion_row(rules, True) >> to) & mg.ONE
+# --- pass 1 ------------------------------------------------------------------------------
 
 
 @njit(cache=True)
-def _init_range(vals, aux, cnt, offsets, nbr, rules, binom, rev16, off, lo, hi, counts):
+def _quiet_summary(vals, offsets, nbr, rules, binom, rev16, wm, wk, bm, bk):
+    """For a white-to-move position without a capture: ``(inside, best, reads)`` — the
+    number of quiet moves staying in the pair (counted with bitboard steps), the best
+    candidate value among the promotions (-1 if none), and how many tables were read."""
     nsq = rules[0]
     width = rules[5]
+    full = (mg.ONE << np.uint64(nsq)) - mg.ONE
+    empty = full & ~(wm | wk | bm | bk)
+    promo = mg.promotion_row(rules, True)
+    inside = 0
+    best = -1
+    reads = 0
+    for d in range(2):  # white men step towards row 0: directions 0 and 1
+        t = mg._step(wm, width, d) & empty
+        inside += popcount(t & ~promo)
+        ex = t & promo
+        while ex:
+            to = lowest_square(ex)
+            ex &= ex - mg.ONE
+            frm = nbr[to, 3 - d]  # the square one step back
+            a, b, c, e = mg.make_move(
+                rules, True, wm, wk, bm, bk, np.uint64(frm), np.uint64(to), mg.ZERO
+            )
+            s = lookup_after(vals, offsets, nsq, width, binom, rev16, a, b, c, e)
+            reads += 1
+            if s == MISSING:
+                raise RuntimeError("a slice needed for a promotion is missing")
+            best = combine(best, s)
+    flying = rules[1] != 0
+    for d in range(4):
+        r = mg._step(wk, width, d) & empty
+        while r:
+            inside += popcount(r)
+            if not flying:
+                break
+            r = mg._step(r, width, d) & empty
+    return inside, best, reads
+
+
+@njit(cache=True)
+def _init_range(state, soff, vals, offsets, nbr, rules, binom, rev16, lo, hi, counts, vb):
+    """Pass 1 over entries ``lo..hi`` of one slice; returns (top value, table reads)."""
+    nsq = rules[0]
+    width = rules[5]
+    dec = 1 << (2 * vb - 1)
+    exit_draw = (1 << vb) - 1
+    vmax = exit_draw - 1
     moves = mg.new_move_buffer_nb()
     ws = mg.new_workspace_nb()
     cur = np.zeros((4, 8), dtype=np.int64)
@@ -152,27 +220,18 @@ def _init_range(vals, aux, cnt, offsets, nbr, rules, binom, rev16, off, lo, hi, 
     free2 = np.zeros(64, dtype=np.int64)
     cursor_start(lo, nsq, width, counts, binom, cur)
     cursor_boards(nsq, width, counts, cur, 0, boards, free1, free2)
+    top = 0
+    reads = 0
     for idx in range(lo, hi):
         if idx > lo:
-            cursor_boards(
-                nsq,
-                width,
-                counts,
-                cur,
-                cursor_next(nsq, width, counts, cur),
-                boards,
-                free1,
-                free2,
-            )
+            changed = cursor_next(nsq, width, counts, cur)
+            cursor_boards(nsq, width, counts, cur, changed, boards, free1, free2)
         if boards[4] == 0:
-            aux[off + idx] = AUX_INVALID
+            state[soff + idx] = dec  # not a position: a decided draw nobody reads
             continue
         wm, wk, bm, bk = boards[0], boards[1], boards[2], boards[3]
-        n = mg.generate_moves(nbr, rules, True, wm, wk, bm, bk, moves, ws)
-        if n == 0:
-            vals[off + idx] = 1
-            continue
-        if moves[0, mg.F_NCAP] > 0:
+        if mg.has_capture(nbr, rules, True, wm, wk, bm, bk):
+            n = mg.generate_moves(nbr, rules, True, wm, wk, bm, bk, moves, ws)
             best = -1
             for i in range(n):
                 s = successor_byte(
@@ -181,72 +240,86 @@ def _init_range(vals, aux, cnt, offsets, nbr, rules, binom, rev16, off, lo, hi, 
                 if s == MISSING:
                     raise RuntimeError("a slice needed for a capture is missing")
                 best = combine(best, s)
-            if best > 254:
-                raise RuntimeError("distance-to-win overflows one byte")
-            vals[off + idx] = best
-            aux[off + idx] = AUX_FINAL
+            reads += n
+            if best > vmax:
+                raise OverflowError("distance-to-win does not fit the value width")
+            state[soff + idx] = dec | best
+            top = max(top, best)
             continue
-        best = -1
-        inside = 0
-        for i in range(n):
-            if not _is_exit(rules, wm, moves, i):
-                inside += 1
-            else:
-                s = successor_byte(
-                    vals, offsets, nbr, rules, binom, rev16, wm, wk, bm, bk, moves, i
-                )
-                if s == MISSING:
-                    raise RuntimeError("a slice needed for a promotion is missing")
-                best = combine(best, s)
-        cnt[off + idx] = inside
-        if best < 0:
+        inside, best, lookups = _quiet_summary(
+            vals, offsets, nbr, rules, binom, rev16, wm, wk, bm, bk
+        )
+        reads += lookups
+        if inside == 0 and best < 0:
+            state[soff + idx] = dec | 1  # no legal move: lost
+            top = max(top, 1)
             continue
+        if inside >= (1 << (vb - 1)):
+            raise OverflowError("too many quiet moves for the state word")
+        if best > vmax:
+            raise OverflowError("distance-to-win does not fit the value width")
+        ex = 0
         if best == 0:
-            aux[off + idx] = -1
-        elif best % 2 == 0:
-            aux[off + idx] = best
-        else:
-            aux[off + idx] = -best
+            ex = exit_draw
+        elif best > 0:
+            ex = best
+            top = max(top, best)
+        state[soff + idx] = (inside << vb) | ex
+    return top, reads
 
 
 @njit(cache=True, parallel=True)
-def init_slice(vals, aux, cnt, offsets, nbr, rules, binom, rev16, off, size, counts, nchunks):
-    """Pass 1 over one slice of the pair (see module docstring)."""
+def init_slice(state, soff, vals, offsets, nbr, rules, binom, rev16, size, counts, nchunks, vb):
+    """Pass 1 over one slice of the pair (see module docstring); returns ``(largest value
+    or exit value seen, tables read)``."""
     step = (size + nchunks - 1) // nchunks
+    out = np.zeros((nchunks, 2), dtype=np.int64)
     for c in prange(nchunks):
         lo = c * step
         hi = min(size, lo + step)
         if lo < hi:
-            _init_range(vals, aux, cnt, offsets, nbr, rules, binom, rev16, off, lo, hi, counts)
+            t, r = _init_range(
+                state, soff, vals, offsets, nbr, rules, binom, rev16, lo, hi, counts, vb
+            )
+            out[c, 0] = t
+            out[c, 1] = r
+    return out[:, 0].max(), out[:, 1].sum()
+
+
+# --- pass 2 ------------------------------------------------------------------------------
 
 
 @njit(cache=True)
-def level_slice(vals, aux, cnt, offsets, nbr, rules, binom, rev16, off, size, counts, level):
-    """Pass 2, one level, over one slice of the pair; returns how many positions were set.
-
-    ``cnt`` holds, per undecided quiet position, how many of its moves inside the pair do
-    not yet lead to an opponent win; it reaches 0 exactly when the last one does.
-    """
+def _level_range(state, soffs, nbr, rules, binom, rev16, soff, lo, hi, counts, level, vb):
+    """Level ``level`` over entries ``lo..hi`` of one slice; returns (set, visits)."""
     nsq = rules[0]
     width = rules[5]
-    preds = np.zeros((4096, 7), dtype=np.uint64)
-    new = np.uint8(level + 1)
+    dec = 1 << (2 * vb - 1)
+    vmask = (1 << vb) - 1
+    one_less = 1 << vb
+    new = level + 1
+    target = dec | level
+    win_level = level % 2 == 1  # predecessors of a loss are wins
+    preds = np.zeros((UNMOVE_ROWS, 7), dtype=np.uint64)
+    where = np.zeros(UNMOVE_ROWS, dtype=np.int64)
     nset = 0
-    for idx in range(size):
-        v = vals[off + idx]
-        if v == 0:
-            a = aux[off + idx]
-            # exits that decide this position at the next level
-            if a == level + 1 or (a == -(level + 1) and cnt[off + idx] == 0):
-                vals[off + idx] = new
-                nset += 1
+    visits = 0
+    for idx in range(lo, hi):
+        s = np.int64(state[soff + idx])
+        if s & dec == 0:
+            ex = s & vmask
+            if ex == new and (ex % 2 == 0 or (s >> vb) == 0):
+                # a win through an exit, or a loss once no inside move is left
+                if cas(state, soff + idx, s, dec | new) == s:
+                    nset += 1
             continue
-        if v != level:
+        if s != target:
             continue
         wm, wk, bm, bk, ok = position_from_index(
             idx, nsq, width, counts[0], counts[1], counts[2], counts[3], binom
         )
         k = mg.quiet_unmoves(nbr, rules, True, wm, wk, bm, bk, preds, False)
+        m = 0
         for j in range(k):
             if preds[j, 6]:
                 continue  # un-promotion: the predecessor has more men, another slice
@@ -255,22 +328,62 @@ def level_slice(vals, aux, cnt, offsets, nbr, rules, binom, rev16, off, size, co
             pwk = reverse_board(preds[j, 1], nsq, rev16)
             pbm = reverse_board(preds[j, 2], nsq, rev16)
             pbk = reverse_board(preds[j, 3], nsq, rev16)
-            poff = offsets[material_code(pwm, pwk, pbm, pbk)]
-            pidx = poff + position_index(nsq, width, pwm, pwk, pbm, pbk, binom)
-            if vals[pidx] != 0:
-                continue
-            pa = aux[pidx]
-            if pa == AUX_FINAL:
-                continue
-            if level % 2 == 1:
-                vals[pidx] = new  # a predecessor of a loss is a win
-                nset += 1
-            else:
-                cnt[pidx] -= 1
-                if cnt[pidx] == 0 and (pa == 0 or (pa < -1 and -pa <= level + 1)):
-                    vals[pidx] = new  # every move now leads to an opponent win
-                    nset += 1
-    return nset
+            p = soffs[material_code(pwm, pwk, pbm, pbk)] + position_index(
+                nsq, width, pwm, pwk, pbm, pbk, binom
+            )
+            where[m] = p
+            prefetch(state, p)
+            m += 1
+        visits += m
+        for j in range(m):
+            p = where[j]
+            old = np.int64(state[p])
+            while old & dec == 0:
+                if win_level:
+                    nv = dec | new
+                else:
+                    ex = old & vmask
+                    if (old >> vb) == 1 and (ex == 0 or (ex % 2 == 1 and ex <= new)):
+                        nv = dec | new  # every move now leads to an opponent win
+                    else:
+                        nv = old - one_less
+                got = np.int64(cas(state, p, old, nv))
+                if got == old:
+                    if nv & dec:
+                        nset += 1
+                    break
+                old = got
+    return nset, visits
+
+
+@njit(cache=True, parallel=True)
+def level_slice(state, soffs, nbr, rules, binom, rev16, soff, size, counts, level, nchunks, vb):
+    """Pass 2, one level, over one slice of the pair; returns (positions set, predecessor
+    visits). ``soffs[material code]`` is where each slice of the pair starts in ``state``."""
+    step = (size + nchunks - 1) // nchunks
+    out = np.zeros((nchunks, 2), dtype=np.int64)
+    for c in prange(nchunks):
+        lo = c * step
+        hi = min(size, lo + step)
+        if lo < hi:
+            a, b = _level_range(
+                state, soffs, nbr, rules, binom, rev16, soff, lo, hi, counts, level, vb
+            )
+            out[c, 0] = a
+            out[c, 1] = b
+    return out[:, 0].sum(), out[:, 1].sum()
+
+
+@njit(cache=True)
+def compact_values(state, vb, out):
+    """Pass 3: the value of every entry (undecided = draw 0) into ``out``, which may be the
+    low-half view of ``state`` itself (``out[i]`` is written after ``state[i]`` is read and
+    never lies beyond it)."""
+    dec = 1 << (2 * vb - 1)
+    vmask = (1 << vb) - 1
+    for i in range(state.shape[0]):
+        s = np.int64(state[i])
+        out[i] = s & vmask if s & dec else 0
 
 
 @njit(cache=True)
@@ -279,19 +392,6 @@ def max_byte(vals, lo, hi):
     for i in range(lo, hi):
         if vals[i] > m:
             m = vals[i]
-    return m
-
-
-@njit(cache=True)
-def max_aux(aux, lo, hi):
-    m = 0
-    for i in range(lo, hi):
-        a = aux[i]
-        if a != AUX_INVALID and a != AUX_FINAL:
-            if a > m:
-                m = a
-            elif -a > m and a < -1:
-                m = -a
     return m
 
 
