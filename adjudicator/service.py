@@ -738,6 +738,29 @@ def serve(
         host=host,
         port=port,
         log_level=log_level,
+        http=_bounded_protocol(),
         limit_concurrency=settings.max_connections,
         timeout_keep_alive=settings.idle_seconds,
     )
+
+
+def _bounded_protocol() -> type:
+    """uvicorn's HTTP/1.1 protocol with two bounds it lacks: a connection that sends nothing
+    is closed after the keep-alive timeout (uvicorn arms it only after a response), and a
+    connection over ``limit_concurrency`` open ones is closed at once (uvicorn accepts it and
+    answers 503 only once a request arrives, holding the file handle meanwhile)."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class BoundedH11Protocol(H11Protocol):
+        def connection_made(self, transport) -> None:  # type: ignore[no-untyped-def]
+            super().connection_made(transport)
+            limit = self.limit_concurrency
+            if limit is not None and len(self.connections) > limit:
+                self.connections.discard(self)
+                transport.close()
+                return
+            self.timeout_keep_alive_task = self.loop.call_later(
+                self.timeout_keep_alive, self.timeout_keep_alive_handler
+            )
+
+    return BoundedH11Protocol

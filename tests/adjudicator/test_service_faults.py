@@ -1,0 +1,61 @@
+"""Faults tried as an attacker or a careless user would, against the real server: idle
+connections, huge numbers, Unicode digits."""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+
+import httpx
+import pytest
+from service_helpers import shared_service, start_server
+
+
+@pytest.fixture(scope="module")
+def server(request, tmp_path_factory):
+    return shared_service(request, tmp_path_factory)
+
+
+def _sockets(pid: int) -> int:
+    fds = os.listdir(f"/proc/{pid}/fd")
+    return sum(os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:") for fd in fds)
+
+
+def test_idle_connections_are_bounded_and_time_out(server, tmp_path):
+    env = {"ADJUDICATOR_MAX_CONNECTIONS": "20", "ADJUDICATOR_IDLE_SECONDS": "1"}
+    bounded = start_server(server.data, tmp_path / "bounded.log", env)
+    try:
+        host, port = bounded.url.removeprefix("http://").split(":")
+        idle = [socket.create_connection((host, int(port))) for _ in range(80)]
+        time.sleep(0.3)
+        assert _sockets(bounded.process.pid) <= 20 + 3  # the listener and a few in flight
+        time.sleep(1.5)  # past the idle timeout every idle connection is closed
+        assert httpx.get(f"{bounded.url}/health", timeout=5).status_code == 200
+        assert _sockets(bounded.process.pid) <= 3
+        for s in idle:
+            s.close()
+        assert "Traceback" not in bounded.log.read_text(errors="replace")
+    finally:
+        bounded.stop()
+
+
+@pytest.mark.parametrize(
+    "body, words",
+    [
+        ("1. 3" + "2" * 5000 + "-28 *", "number too long"),
+        ("1" + "0" * 5000 + ". 32-28 *", "number too long"),
+        (f'[FEN "W:W{"3" * 5000}:B1"]\n\n*', "not a square"),
+    ],
+)
+def test_huge_numbers_are_a_precise_4xx_or_ruling(server, body, words):
+    r = httpx.post(f"{server.url}/adjudicate", content=body, headers={"content-type": "text/plain"})
+    assert r.status_code in (200, 400), r.text
+    assert words in r.text
+
+
+def test_huge_and_unicode_fen_in_probe(server):
+    for fen in ("W:W" + "3" * 5000 + ":B1", "W:W２１:B3"):
+        r = httpx.get(f"{server.url}/probe", params={"fen": fen})
+        assert r.status_code in (400, 422), r.text
+        assert "error" in r.json()
