@@ -1,11 +1,14 @@
 // Endgame explorer: an SVG board (PDN numbering, dark squares), position set-up by clicking
 // squares or pasting a FEN, and the values from GET /probe: the position's value and every
-// legal move's value and distance, best first. Clicking a move plays it.
+// legal move's value and distance, best first. Clicking a move plays it. The count field
+// (#elapsed, plies already played under the count in force) gives each value under the count
+// (result_under_count); a move that wins in theory but not under the count is marked.
 //
 // Stable hooks for tests: #board, [data-square="N"] (with data-piece w/W/b/B or ""), #fen,
-// #side, #variant, #value (data-result, data-dtw), #moves li (data-move, data-result,
-// data-dtw, data-fen), #status (data-status), and body[data-state] = idle | loading | ready |
-// error with body[data-fen] = the FEN the shown values belong to.
+// #side, #variant, #elapsed, #value (data-result, data-dtw, data-under-count), #moves li
+// (data-move, data-result, data-dtw, data-under-count, data-fen, class too-slow),
+// #status (data-status), and body[data-state] = idle | loading | ready | error with
+// body[data-fen] = the FEN the shown values belong to.
 "use strict";
 
 (function () {
@@ -26,6 +29,7 @@
   const statusBox = el("status");
   const moveList = el("moves");
   const backButton = el("back");
+  const elapsedInput = el("elapsed");
 
   const state = { variant: "international", side: "W", pieces: {}, history: [] };
   let requestSeq = 0;
@@ -258,7 +262,10 @@
       return;
     }
     document.body.dataset.state = "loading";
-    const url = `/probe?variant=${encodeURIComponent(state.variant)}&fen=${encodeURIComponent(fen)}`;
+    const elapsed = Math.max(0, parseInt(elapsedInput.value, 10) || 0);
+    const url =
+      `/probe?variant=${encodeURIComponent(state.variant)}&fen=${encodeURIComponent(fen)}` +
+      `&elapsed=${elapsed}`;
     let data;
     let ok = false;
     try {
@@ -270,7 +277,13 @@
     }
     if (seq !== requestSeq) return; // a newer position was set meanwhile
     if (ok) {
-      renderValue(data, `${sideName(data.side)} to move: ${describe(data.result, data.dtw)}`);
+      let text = `${sideName(data.side)} to move: ${describe(data.result, data.dtw)}`;
+      if (data.count && data.result_under_count && data.result_under_count !== data.result) {
+        const c = data.count;
+        text += ` (${c.elapsed} of ${c.limit} plies on the ${c.rule} count: ` +
+          `${data.result_under_count} under the count)`;
+      }
+      renderValue(data, text);
       showStatus("ok", "");
     } else {
       renderValue(null, data.moves ? `${sideName(state.side)} to move: value unknown` : "");
@@ -285,6 +298,7 @@
     valueBox.textContent = text;
     valueBox.dataset.result = data && data.result ? data.result : "";
     valueBox.dataset.dtw = data && data.dtw !== null && data.dtw !== undefined ? data.dtw : "";
+    valueBox.dataset.underCount = data && data.result_under_count ? data.result_under_count : "";
   }
 
   function renderMoves(moves) {
@@ -295,7 +309,9 @@
       li.dataset.result = m.result || "";
       li.dataset.dtw = m.dtw === null ? "" : m.dtw;
       li.dataset.fen = m.fen;
+      li.dataset.underCount = m.result_under_count || "";
       li.className = `result-${m.result || "unknown"}`;
+      const slow = m.result === "win" && m.result_under_count && m.result_under_count !== "win";
       li.tabIndex = 0;
       const text = document.createElement("span");
       text.className = "move";
@@ -304,6 +320,14 @@
       value.className = "val";
       value.textContent = describe(m.result, m.dtw);
       li.append(text, value);
+      if (slow) {
+        li.classList.add("too-slow");
+        const mark = document.createElement("span");
+        mark.className = "mark";
+        mark.title = "wins in theory, but not before the count runs out";
+        mark.textContent = `${m.result_under_count} under the count`;
+        li.append(mark);
+      }
       li.addEventListener("click", () => setPosition(m.fen, false));
       li.addEventListener("keydown", (event) => {
         if (event.key === "Enter") setPosition(m.fen, false);
@@ -338,6 +362,10 @@
     backButton.disabled = true;
     drawBoard();
     changed();
+  });
+  elapsedInput.addEventListener("change", () => {
+    clearTimeout(probeTimer);
+    probeTimer = setTimeout(probe, 120);
   });
   el("clear").addEventListener("click", () => {
     remember();
