@@ -12,8 +12,12 @@ p90, p99 and max latency, and the error count (transport failures and non-2xx an
 Cases: ``probe`` sends only ``GET /probe`` on positions of up to three pieces (random, valid,
 seeded); ``mixed`` sends one ``POST /adjudicate`` (a short JSON game ruled with the tables)
 for every ``--adjudicate-every`` requests, the rest probes; ``health`` sends ``GET /health``
-(the framework's own cost, for comparison). The clients are a small asyncio
-HTTP/1.1 client (no dependency) so that they take little of the CPU the server needs.
+(the framework's own cost, for comparison); ``saturated`` runs ``--rulers`` clients that
+each post, back to back, a PDN of ``--games`` games stopped in a won 5-move ending with the
+count nearly run out (each ruled by the count-aware table search), so that the ruling workers
+are always busy, while ``--clients`` clients send probes: it prints the probes' line and the
+rulings' line (probes have their own workers and must stay fast). The clients are a small
+asyncio HTTP/1.1 client (no dependency) so that they take little of the CPU the server needs.
 """
 
 from __future__ import annotations
@@ -40,6 +44,12 @@ MAX_CLIENTS = 1000
 GAMES = {
     "international": {"fen": "W:WK38:B4,18", "moves": ["38-29", "18-23", "29x18", "4-10"]},
     "english": {"variant": "english", "fen": "B:WK28:B1,K10", "moves": ["1-6", "28-24"]},
+}
+# Won 5-move endings (two kings against one) whose table win does not fit the count left
+# at elapsed=5, so each is ruled by the count-aware search.
+HEAVY = {
+    "international": ("W:WK1,K2:BK45", 5),
+    "english": ("B:WK29:BK1,K5", 75),
 }
 
 
@@ -187,6 +197,14 @@ def build_requests(case: str, variant: str, every: int) -> list[tuple[str, str, 
     return out
 
 
+def heavy_request(variant: str, games: int) -> tuple[str, str, bytes, str]:
+    fen, elapsed = HEAVY[variant]
+    game_type = 20 if variant == "international" else 21
+    one = f'[GameType "{game_type}"]\n[FEN "{fen}"]\n\n*\n\n'
+    path = f"/adjudicate?elapsed={elapsed}"
+    return ("POST", path, (one * games).encode(), "text/plain")
+
+
 def percentile(sorted_values: list[float], q: float) -> float:
     if not sorted_values:
         return float("nan")
@@ -230,6 +248,26 @@ def start_server(db: str, timeout: float = 300.0) -> tuple[subprocess.Popen, str
     sys.exit("the service did not start")
 
 
+async def run_both(host, port, probes, heavy, args, duration, max_requests):
+    """The probe clients and the ruling clients at once; (stats, wall) of each group."""
+    return await asyncio.gather(
+        run_case(host, port, probes, args.clients, duration, max_requests),
+        run_case(host, port, heavy, args.rulers, duration, max_requests),
+    )
+
+
+def report(case: str, stats: Stats, wall: float) -> None:
+    lat = sorted(stats.latencies)
+    ms = [1000 * percentile(lat, q) for q in (50, 90, 99, 100)]
+    statuses = " ".join(f"{k}:{v}" for k, v in sorted(stats.by_status.items()))
+    print(
+        f"{case:8s} {len(lat):>8d} req  {len(lat) / wall:8.1f} req/s  "
+        f"p50 {ms[0]:7.1f} ms  p90 {ms[1]:7.1f} ms  p99 {ms[2]:7.1f} ms  "
+        f"max {ms[3]:7.1f} ms  errors {stats.errors}  [{statuses}]",
+        flush=True,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     where = parser.add_mutually_exclusive_group(required=True)
@@ -238,7 +276,11 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--duration", type=float, default=30.0, help="seconds per case")
     parser.add_argument("--max-requests", type=int, default=1_000_000, help="per case")
-    parser.add_argument("--mix", default="probe,mixed", help="cases: probe, mixed, health")
+    parser.add_argument(
+        "--mix", default="probe,mixed", help="cases: probe, mixed, health, saturated"
+    )
+    parser.add_argument("--rulers", type=int, default=8, help="saturated: ruling clients")
+    parser.add_argument("--games", type=int, default=100, help="saturated: games a request")
     parser.add_argument("--variant", default="international", choices=sorted(GAMES))
     parser.add_argument("--adjudicate-every", type=int, default=10, help="mixed: 1 in N")
     parser.add_argument("--warmup", type=float, default=2.0, help="seconds before each case")
@@ -246,8 +288,10 @@ def main() -> None:
     if not 0 < args.duration <= MAX_DURATION or not 0 < args.clients <= MAX_CLIENTS:
         parser.error(f"--duration must be in (0, {MAX_DURATION:.0f}], --clients in [1, 1000]")
     cases = [c.strip() for c in args.mix.split(",") if c.strip()]
-    if not set(cases) <= {"probe", "mixed", "health"}:
-        parser.error("--mix takes probe, mixed and/or health")
+    if not set(cases) <= {"probe", "mixed", "health", "saturated"}:
+        parser.error("--mix takes probe, mixed, health and/or saturated")
+    if not 0 < args.rulers <= MAX_CLIENTS or not 0 < args.games <= 100:
+        parser.error("--rulers must be in [1, 1000], --games in [1, 100]")
 
     proc = None
     if args.db:
@@ -263,20 +307,22 @@ def main() -> None:
             f"  cpus {os.cpu_count()}  variant {args.variant}"
         )
         for case in cases:
+            if case == "saturated":
+                probes = build_requests("probe", args.variant, args.adjudicate_every)
+                heavy = [heavy_request(args.variant, args.games)]
+                both = asyncio.run(
+                    run_both(host, port, probes, heavy, args, args.duration, args.max_requests)
+                )
+                report("probes", *both[0])
+                report("rulings", *both[1])
+                continue
             requests = build_requests(case, args.variant, args.adjudicate_every)
             if args.warmup > 0:
                 asyncio.run(run_case(host, port, requests, 4, args.warmup, 10_000))
             stats, wall = asyncio.run(
                 run_case(host, port, requests, args.clients, args.duration, args.max_requests)
             )
-            lat = sorted(stats.latencies)
-            ms = [1000 * percentile(lat, q) for q in (50, 90, 99, 100)]
-            statuses = " ".join(f"{k}:{v}" for k, v in sorted(stats.by_status.items()))
-            print(
-                f"{case:6s} {len(lat):>8d} req  {len(lat) / wall:8.1f} req/s  "
-                f"p50 {ms[0]:7.1f} ms  p90 {ms[1]:7.1f} ms  p99 {ms[2]:7.1f} ms  "
-                f"max {ms[3]:7.1f} ms  errors {stats.errors}  [{statuses}]"
-            )
+            report(case, stats, wall)
     finally:
         if proc is not None:
             proc.send_signal(signal.SIGINT)
