@@ -20,11 +20,7 @@ from pathlib import Path
 
 from tablebase.rules.variants import Variant, get_variant
 from tablebase.slices import Slice, all_slices, build_pairs, pair_dependencies
-from tablebase.solve import (
-    DEPENDENCY_BYTES_PER_ENTRY,
-    PAIR_BYTES_PER_ENTRY,
-    task_memory_bytes,
-)
+from tablebase.solve import task_memory_bytes
 
 
 def human(n: float) -> str:
@@ -90,11 +86,13 @@ def main(argv: list[str] | None = None) -> None:
     )
 
     fixed = task_memory_bytes(0, 0)
+    big = 10**9  # the function's rates, read off it rather than from its constants
+    per_pair = (task_memory_bytes(big, 0) - fixed) / big
+    per_dep = (task_memory_bytes(0, big) - fixed) / big
     print(
         "Memory of a pair task (`tablebase.solve.task_memory_bytes`, the estimate behind "
-        f"`--memory`): {PAIR_BYTES_PER_ENTRY} bytes per entry of the pair, "
-        f"{DEPENDENCY_BYTES_PER_ENTRY} per entry of the dependencies it loads, and "
-        f"{human(fixed)} for the process.\n"
+        f"`--memory`): {per_pair:g} bytes per entry of the pair, {per_dep:g} per entry of "
+        f"the dependencies it loads, and {human(fixed)} for the process.\n"
     )
     columns = [
         "pieces",
