@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 from tablebase.rules.countsearch import (
+    NoDistances,
     Prober,
     Search,
     SearchLimit,
@@ -84,6 +85,12 @@ def rule_position(
         if wdl == 0:
             return Verdict(1, "tablebase", f"the tables say draw (final position {pos.fen()})")
         ok = search.forced(pos, count)
+    except NoDistances as error:
+        return Verdict(
+            None,
+            "no-distances",
+            f"{error}: whether a table win fits the {count.rule} count cannot be decided",
+        )
     except LookupError as error:
         return Verdict(None, "outside-tables", _missing(error))
     except TableFileError as error:  # a damaged file: named in this game's ruling only

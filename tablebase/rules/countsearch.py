@@ -66,6 +66,11 @@ class TimeLimit(SearchLimit):
     """The search ran past its deadline."""
 
 
+class NoDistances(LookupError):
+    """The tables give a win or loss without its distance (a WDL-only database): whether the
+    win fits the count cannot be decided."""
+
+
 def position_key(pos: Position) -> tuple[int, int, int, int, bool]:
     """What makes two positions the same for repetition: pieces and side to move."""
     return (pos.white_men, pos.white_kings, pos.black_men, pos.black_kings, pos.white_to_move)
@@ -82,9 +87,13 @@ def probe(tb: Prober, pos: Position) -> tuple[int, int | None]:
     both = getattr(tb, "probe", None)
     if callable(both):
         wdl, dtw = both(pos)
-        return int(wdl), dtw
-    wdl = tb.probe_wdl(pos)
-    return wdl, (tb.probe_dtw(pos) if wdl else None)
+        wdl = int(wdl)
+    else:
+        wdl = tb.probe_wdl(pos)
+        dtw = tb.probe_dtw(pos) if wdl else None
+    if wdl and dtw is None:
+        raise NoDistances(f"the tables hold no distance for {pos.fen()} (a WDL-only database)")
+    return wdl, dtw
 
 
 def shortcut_holds(
@@ -251,20 +260,21 @@ def under_count(
 ) -> tuple[Count, str, list[str]]:
     """The count running in ``pos`` with ``elapsed`` plies on it, and ``result_under_count``
     of the position and of each move (``"win"``, ``"draw"``, ``"loss"`` from the mover's
-    side, or ``"unknown"`` past the node budget), the moves in the order given (default:
+    side, or ``"unknown"`` past the node budget or without distances in the tables), the
+    moves in the order given (default:
     :func:`legal_moves`). ``LookupError`` when a needed slice is not in the tables."""
     count = replace(counter.start(pos), elapsed=elapsed)
     moves = legal_moves(pos) if moves is None else moves
     search = Search(tb, counter, frozenset(), nodes, shortcut)
     try:
         whole = RESULT_NAMES[result_under_count(search, pos, count)]
-    except SearchLimit:
+    except (SearchLimit, NoDistances):
         whole = "unknown"
     out = []
     for move in moves:
         search.nodes = 0  # each value gets the whole budget
         try:
             out.append(RESULT_NAMES[move_results_under_count(search, pos, count, [move])[0]])
-        except SearchLimit:
+        except (SearchLimit, NoDistances):
             out.append("unknown")
     return count, whole, out

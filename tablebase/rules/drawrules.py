@@ -49,6 +49,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from numba import njit
 
+from tablebase.rules.bits import popcount
+
 Disputed = str  # "restart" | "cumulative"
 DISPUTED = ("restart", "cumulative")
 GENERAL = -1
@@ -230,15 +232,6 @@ BRAZILIAN_RULES = RUSSIAN_RULES
 
 
 # ------------------------------------------------------------------------ compiled core
-
-
-@njit(cache=True, inline="always")
-def popcount(b):
-    """Number of set bits of a uint64."""
-    b = b - ((b >> np.uint64(1)) & np.uint64(0x5555555555555555))
-    b = (b & np.uint64(0x3333333333333333)) + ((b >> np.uint64(2)) & np.uint64(0x3333333333333333))
-    b = (b + (b >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
-    return int((b * np.uint64(0x0101010101010101)) >> np.uint64(56))
 
 
 @njit(cache=True)

@@ -224,3 +224,14 @@ def test_rule_with_a_folder_of_variant_folders(db, tmp_path):
     (ruled,) = rule_file(f, db=data, options=RuleOptions(elapsed=31))
     assert (ruled.result, ruled.reason) == ("1-1", "tablebase")
     assert "but only 1 ply remains on the 16-move count: draw" in ruled.detail
+
+
+def test_wdl_only_tables_leave_a_win_unknown_and_a_draw_a_draw():
+    from adj_helpers import FakeTablebase
+
+    wdl_only = FakeTablebase({SLOW: (1, None)}, default=(0, None))
+    r = rule_game([], fen=SLOW, variant="international", tablebase=wdl_only)
+    assert (r.result, r.reason) == ("unknown", "no-distances")
+    assert "cannot be decided" in r.detail
+    drawn = rule_game([], fen="W:WK1:BK35", variant="international", tablebase=wdl_only)
+    assert (drawn.result, drawn.reason) == ("1-1", "tablebase")
