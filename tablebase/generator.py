@@ -9,10 +9,8 @@ so rerunning a build resumes it. The algorithm itself is in :mod:`tablebase.solv
 
 from __future__ import annotations
 
-import gc
 import logging
 import os
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -284,9 +282,10 @@ def run_pair_task(
         stats, fen = slice_stats(variant, s, values)
         if PARENT_PID is not None and os.getppid() != PARENT_PID:
             os._exit(1)  # the build that asked for this table is gone: write nothing
-        failure = _write_or_failure(dbp, variant, s, values, stats, fen)
-        if failure is not None:
-            raise failure
+        try:  # the file is written with plain I/O: a full disk is an OSError with its errno
+            write_slice(dbp, variant, s, values, stats, fen)
+        except OSError as e:
+            raise SliceWriteError(s.name, str(slice_path(dbp, s)), describe(e)) from None
         out.append(stats)
     return PairReport(
         pair_names,
@@ -300,28 +299,6 @@ def run_pair_task(
 
 # Set in a scheduler's worker process to the pid of the build it works for.
 PARENT_PID: int | None = None
-
-
-def _write_or_failure(db: Path, variant: Variant, s: Slice, values, stats, fen):
-    """Write slice ``s``; on an I/O failure return a :class:`SliceWriteError` naming the
-    slice and the cause (e.g. a full disk, a read-only folder) instead of raising.
-
-    h5py reports some write failures as ``RuntimeError`` and its half-closed objects
-    complain again when freed; those complaints are silenced and the objects freed here,
-    so that only the one-line cause leaves the worker.
-    """
-    hook = sys.unraisablehook
-    sys.unraisablehook = lambda _: None
-    try:
-        try:
-            write_slice(db, variant, s, values, stats, fen)
-            failure = None
-        except (OSError, RuntimeError) as e:
-            failure = SliceWriteError(s.name, str(slice_path(db, s)), describe(e))
-        gc.collect()
-    finally:
-        sys.unraisablehook = hook
-    return failure
 
 
 def _stored_stats(db: Path, s: Slice) -> SliceStats:
