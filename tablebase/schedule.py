@@ -285,8 +285,8 @@ FULL_DISK_BYTES = 16 << 20
 
 
 def _disk_hint(exc: BaseException, db: str) -> str:
-    """For a worker that died: whether the database's disk is (nearly) full, the usual
-    reason besides the kernel's OOM killer (HDF5 can crash when a write hits a full disk)."""
+    """For a worker that died: whether the database's disk is (nearly) full, which is
+    worth saying beside the usual cause (the kernel's OOM killer, a kill)."""
     if not isinstance(exc, BrokenProcessPool):
         return ""
     try:
