@@ -356,34 +356,39 @@ class _Parser:
             self._scan(line, lineno, pos)
 
     def _feed_plain(self, line: str, lineno: int) -> None:
-        """Numbers, moves and results separated by spaces: `_add_move` etc. inlined for speed."""
+        """Numbers, moves and results separated by spaces: `_add_move` etc. inlined for speed
+        (the line matched `_PLAIN_LINE`: numbers are `12.` or `12...`, moves are plain)."""
         game = self.game
-        moves = game.moves if game is not None else []
+        append = game.moves.append if game is not None else None
+        ply = len(game.moves) if game is not None else 0
         number, side = self.number, self.side
+        find = line.find
         pos = 0
         for token in line.split():
-            pos = line.find(token, pos)
-            if token[-1] == ".":
-                number = int(token.rstrip("."))
-                side = SECOND if token.endswith("...") else FIRST
-            elif token in RESULTS:
+            pos = find(token, pos)
+            if token in RESULTS:
                 self.number, self.side = number, side
                 self._on_result(token, lineno)
-                game, moves, number, side = None, [], 1, FIRST
+                game, append, number, side = None, None, 1, FIRST
                 pos += len(token)
                 continue
+            if game is None:  # the first token of a game without tags
+                game = self._ensure_game(lineno)
+                append, ply = game.moves.append, len(game.moves)
+                self.in_movetext = True
+            if token[-1] == ".":
+                if token[-2] == ".":
+                    number, side = int(token[:-3]), SECOND
+                else:
+                    number, side = int(token[:-1]), FIRST
             else:
-                moves.append(PdnMove(number, side, token, lineno, pos + 1, len(moves)))
+                append(PdnMove(number, side, token, lineno, pos + 1, ply))
+                ply += 1
                 if side == FIRST:
                     side = SECOND
                 else:
                     number += 1
                     side = FIRST
-            if game is None:  # the first token of a game without tags
-                game = self._ensure_game(lineno)
-                game.moves.extend(moves)
-                moves = game.moves
-                self.in_movetext = True
             pos += len(token)
         self.number, self.side = number, side
         if game is not None and pos:
