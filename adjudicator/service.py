@@ -88,7 +88,7 @@ class ServiceSettings:
     max_games: int = 100  # games per /adjudicate request
     max_plies: int = 2000  # moves (plies) per game
     search_nodes: int = 200_000  # tablebase search budget per ruled game
-    threads: int = 4  # rulings run on at most this many worker threads
+    threads: int = 2  # rulings run on at most this many worker threads (see SERVICE.md)
     probe_threads: int = 2  # probes have their own threads: they never queue behind rulings
     request_ms: int = 5000  # time budget of one /adjudicate request; past it: unknown
     max_connections: int = 1000  # open connections; more are answered 503 at once
