@@ -160,12 +160,11 @@ def _solve(
 ) -> PairSolution:
     nbr, rules = variant.neighbours, variant.rules
     where: dict[Slice, tuple[int, int]] = {}
-    soffs = np.full(8 * 8 * 8 * 8, -1, dtype=np.int64)
     total = 0
     for s in pair:
         where[s] = (total, s.size(variant))
-        soffs[s.code] = total
         total += s.size(variant)
+    mirror_at = {s: where[s.mirror][0] for s in pair}
     state = np.empty(total, dtype=solve.state_dtype(vb))
     nchunks = max(1, threads) * 32
     old_chunk = numba.set_parallel_chunksize(1)  # chunks are handed out as threads free up
@@ -198,12 +197,12 @@ def _solve(
                 off, size = where[s]
                 n, v = solve.level_slice(
                     state,
-                    soffs,
                     nbr,
                     rules,
                     BINOM,
                     REVERSE16,
                     off,
+                    mirror_at[s],
                     size,
                     _counts(s),
                     level,

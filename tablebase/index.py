@@ -16,8 +16,9 @@ white and a black man share a square are unused ("gaps", a few percent for few m
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
 from numba.cpython.unsafe.numbers import trailing_zeros
+from numba.extending import intrinsic
 
 INDEX_SCHEME = 1
 MAX_N = 64
@@ -38,12 +39,22 @@ BINOM = _binomials()
 ONE = np.uint64(1)
 
 
+@intrinsic
+def _ctpop(typingctx, x):
+    """The CPU's population count of a 64-bit word (``llvm.ctpop``)."""
+    if not isinstance(x, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+
+    return types.uint64(types.uint64), codegen
+
+
 @njit(cache=True, inline="always")
 def popcount(x):
-    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
-    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
-    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
-    return np.int64((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
+    """Number of set bits (squares) of a bitboard."""
+    return np.int64(_ctpop(np.uint64(x)))
 
 
 @njit(cache=True, inline="always")
@@ -80,10 +91,14 @@ def _rank_among_free(bb, occupied, binom):
 @njit(cache=True)
 def position_index(nsq, width, wm, wk, bm, bk, binom):
     """Index of a white-to-move position in its slice (counts taken from the bitboards)."""
-    nwm = popcount(wm)
-    nbm = popcount(bm)
-    nwk = popcount(wk)
-    nbk = popcount(bk)
+    return index_of_counted(
+        nsq, width, wm, wk, bm, bk, popcount(wm), popcount(wk), popcount(bm), popcount(bk), binom
+    )
+
+
+@njit(cache=True, inline="always")
+def index_of_counted(nsq, width, wm, wk, bm, bk, nwm, nwk, nbm, nbk, binom):
+    """:func:`position_index` when the slice's piece counts are already known."""
     a = nsq - width
     free = nsq - nwm - nbm
     r_wm = _rank_men(wm, width, binom)
@@ -170,17 +185,28 @@ def _reverse_table() -> np.ndarray:
 REVERSE16 = _reverse_table()
 
 
+_M1 = np.uint64(0x5555555555555555)
+_M2 = np.uint64(0x3333333333333333)
+_M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
+_M8 = np.uint64(0x00FF00FF00FF00FF)
+_M16 = np.uint64(0x0000FFFF0000FFFF)
+
+
 @njit(cache=True, inline="always")
 def reverse_board(x, nsq, rev16):
-    """Square s ↔ square nsq-1-s (0-based): the 180 degree rotation."""
-    m = np.uint64(0xFFFF)
-    r = (
-        (rev16[x & m] << np.uint64(48))
-        | (rev16[(x >> np.uint64(16)) & m] << np.uint64(32))
-        | (rev16[(x >> np.uint64(32)) & m] << np.uint64(16))
-        | rev16[(x >> np.uint64(48)) & m]
-    )
-    return r >> np.uint64(64 - nsq)
+    """Square s ↔ square nsq-1-s (0-based): the 180 degree rotation.
+
+    The 64 bits are reversed by swapping ever larger halves (register operations only; the
+    solver does this four times per predecessor, so a table in memory would cost cache
+    misses). ``rev16``, the former lookup table, is accepted and not needed.
+    """
+    x = ((x >> np.uint64(1)) & _M1) | ((x & _M1) << np.uint64(1))
+    x = ((x >> np.uint64(2)) & _M2) | ((x & _M2) << np.uint64(2))
+    x = ((x >> np.uint64(4)) & _M4) | ((x & _M4) << np.uint64(4))
+    x = ((x >> np.uint64(8)) & _M8) | ((x & _M8) << np.uint64(8))
+    x = ((x >> np.uint64(16)) & _M16) | ((x & _M16) << np.uint64(16))
+    x = (x >> np.uint64(32)) | (x << np.uint64(32))
+    return x >> np.uint64(64 - nsq)
 
 
 # --- sequential enumeration ------------------------------------------------------------

@@ -53,6 +53,7 @@ from tablebase.index import (
     cursor_boards,
     cursor_next,
     cursor_start,
+    index_of_counted,
     lowest_square,
     popcount,
     position_from_index,
@@ -290,8 +291,9 @@ def init_slice(state, soff, vals, offsets, nbr, rules, binom, rev16, size, count
 
 
 @njit(cache=True)
-def _level_range(state, soffs, nbr, rules, binom, rev16, soff, lo, hi, counts, level, vb):
-    """Level ``level`` over entries ``lo..hi`` of one slice; returns (set, visits)."""
+def _level_range(state, nbr, rules, binom, rev16, soff, moff, lo, hi, counts, level, vb):
+    """Level ``level`` over entries ``lo..hi`` of one slice at ``soff`` whose mirror (where
+    every quiet predecessor lies) is at ``moff``; returns (set, visits)."""
     nsq = rules[0]
     width = rules[5]
     dec = 1 << (2 * vb - 1)
@@ -328,8 +330,8 @@ def _level_range(state, soffs, nbr, rules, binom, rev16, soff, lo, hi, counts, l
             pwk = reverse_board(preds[j, 1], nsq, rev16)
             pbm = reverse_board(preds[j, 2], nsq, rev16)
             pbk = reverse_board(preds[j, 3], nsq, rev16)
-            p = soffs[material_code(pwm, pwk, pbm, pbk)] + position_index(
-                nsq, width, pwm, pwk, pbm, pbk, binom
+            p = moff + index_of_counted(
+                nsq, width, pwm, pwk, pbm, pbk, counts[2], counts[3], counts[0], counts[1], binom
             )
             where[m] = p
             prefetch(state, p)
@@ -357,9 +359,9 @@ def _level_range(state, soffs, nbr, rules, binom, rev16, soff, lo, hi, counts, l
 
 
 @njit(cache=True, parallel=True)
-def level_slice(state, soffs, nbr, rules, binom, rev16, soff, size, counts, level, nchunks, vb):
+def level_slice(state, nbr, rules, binom, rev16, soff, moff, size, counts, level, nchunks, vb):
     """Pass 2, one level, over one slice of the pair; returns (positions set, predecessor
-    visits). ``soffs[material code]`` is where each slice of the pair starts in ``state``."""
+    visits). The slice starts at ``soff`` in ``state``, its colour mirror at ``moff``."""
     step = (size + nchunks - 1) // nchunks
     out = np.zeros((nchunks, 2), dtype=np.int64)
     for c in prange(nchunks):
@@ -367,7 +369,7 @@ def level_slice(state, soffs, nbr, rules, binom, rev16, soff, size, counts, leve
         hi = min(size, lo + step)
         if lo < hi:
             a, b = _level_range(
-                state, soffs, nbr, rules, binom, rev16, soff, lo, hi, counts, level, vb
+                state, nbr, rules, binom, rev16, soff, moff, lo, hi, counts, level, vb
             )
             out[c, 0] = a
             out[c, 1] = b

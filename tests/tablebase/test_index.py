@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -67,3 +68,18 @@ def test_sizes() -> None:
     assert Slice(0, 2, 0, 1).size(INTERNATIONAL) == 1225 * 48
     total = sum(s.size(INTERNATIONAL) for s in all_slices(5))
     assert 1.6e9 < total < 1.7e9  # "about 1.6 billion" entries for 2-5 pieces
+
+
+@pytest.mark.parametrize("nsq", [32, 50])
+def test_reverse_board_is_the_180_degree_rotation(nsq):
+    """Square s goes to nsq-1-s, for every square and for random sets of squares."""
+    from tablebase.index import REVERSE16, reverse_board
+
+    rng = np.random.default_rng(7)
+    for s in range(nsq):
+        assert int(reverse_board(np.uint64(1 << s), nsq, REVERSE16)) == 1 << (nsq - 1 - s)
+    for _ in range(200):
+        squares = [int(q) for q in rng.choice(nsq, rng.integers(0, 10), replace=False)]
+        board = sum(1 << q for q in squares)
+        expected = sum(1 << (nsq - 1 - q) for q in squares)
+        assert int(reverse_board(np.uint64(board), nsq, REVERSE16)) == expected
