@@ -1,8 +1,9 @@
 """The endgame explorer in headless Chromium against the real server: set a position up by
 clicking squares and through the FEN box, read the move list, play a move, go back.
 
-Needs Debian's ``chromium`` (``apt-get install -y chromium``). Without it the tests fail when
-the ``CI`` environment variable is set, and are skipped otherwise.
+Driven through Selenium WebDriver with Debian's ``chromium`` and ``chromium-driver``
+(``apt-get install -y chromium chromium-driver``). Without them the tests fail when the ``CI``
+environment variable is set, and are skipped otherwise.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import os
 
 import httpx
 import pytest
-from chromium_cdp import Browser, Page, find_chromium
+from browser_page import Page, find_browser, start_driver
 from service_helpers import Server, shared_service
 
 LIST_MOVES = """[...document.querySelectorAll('#moves li[data-move]')].map(li =>
@@ -25,27 +26,25 @@ def server(request, tmp_path_factory) -> Server:
 
 
 @pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    binary = find_chromium()
-    if binary is None:
-        message = "chromium is not installed (apt-get install -y chromium)"
+def driver():
+    found = find_browser()
+    if found is None:
+        message = "chromium is not installed (apt-get install -y chromium chromium-driver)"
         if os.environ.get("CI"):
             pytest.fail(message, pytrace=False)
         pytest.skip(message)
-    root = tmp_path_factory.mktemp("chromium")
-    with Browser(binary, root / "profile", log=root / "chromium.log") as b:
-        yield b
+    d = start_driver(*found)
+    yield d
+    d.quit()
 
 
 @pytest.fixture
-def page(browser, server):
-    page = browser.new_page()
+def page(driver, server):
+    page = Page(driver)
     page.navigate(f"{server.url}/")
     wait_ready(page)
     yield page
-    errors = page.errors()
-    page.close()
-    assert errors == [], "JavaScript errors on the page"
+    assert page.errors() == [], "JavaScript errors on the page"
 
 
 def wait_ready(page: Page, fen: str | None = None) -> None:
@@ -172,3 +171,30 @@ def test_right_click_cycles_back(page):
     wait_ready(page, "W:W:B")
     page.click('#board [data-square="23"]', button="right")  # empty -> black king
     wait_ready(page, "W:W:BK23")
+
+
+def test_count_field_marks_moves_too_slow_for_the_count(page, server):
+    # Two kings against one: a 5-move ending (10 plies). The win takes 7 plies: with 5
+    # elapsed, the moves that win in theory do not win under the count.
+    fen = "W:WK1,K2:BK45"
+    page.type_into("#fen", fen)
+    page.click("#fen-apply")
+    wait_ready(page, fen)
+    assert page.evaluate("document.querySelectorAll('#moves li.too-slow').length") == 0
+    assert page.evaluate("value.dataset.underCount") == "win"
+    page.type_into("#elapsed", "5")
+    page.evaluate("elapsed.dispatchEvent(new Event('change'))")
+    page.wait_for("value.dataset.underCount === 'draw'")
+    body = httpx.get(
+        f"{server.url}/probe", params={"fen": fen, "elapsed": 5, "variant": "international"}
+    ).json()
+    slow = [m["move"] for m in body["moves"] if m["result"] == "win"]
+    slow = [
+        m for m in slow if {x["move"]: x for x in body["moves"]}[m]["result_under_count"] != "win"
+    ]
+    assert slow
+    shown = page.evaluate(
+        "[...document.querySelectorAll('#moves li.too-slow')].map(li => li.dataset.move)"
+    )
+    assert shown == slow
+    assert "draw under the count" in page.evaluate("value.textContent")
