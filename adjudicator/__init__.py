@@ -4,10 +4,14 @@
 >>> for ruling in rule_file("games.pdn", db="data/international"):
 ...     print(ruling.to_dict())
 
-Modules: :mod:`adjudicator.pdn` reads and writes PDN, :mod:`adjudicator.drawrules` is the
-draw-rule state machine, :mod:`adjudicator.replay` replays a game with legality checks,
-:mod:`adjudicator.tablesearch` rules a final position with the tables and the running count,
-:mod:`adjudicator.ruling` puts them together, :mod:`adjudicator.cli` is the command line.
+Modules: :mod:`adjudicator.pdn` reads and writes PDN (tolerant of real files' spelling,
+each forgiveness a warning), :mod:`adjudicator.replay` replays a game with legality checks
+around the compiled loop of :mod:`adjudicator.replaycore`, :mod:`adjudicator.drawrules` holds
+the options (the rules themselves are each variant's data, :mod:`tablebase.rules.drawrules`),
+:mod:`adjudicator.tablesearch` rules a final position with the tables and the running count
+(the search is :mod:`tablebase.rules.countsearch`), :mod:`adjudicator.ruling` puts them
+together, :mod:`adjudicator.databases` says where the tables are, :mod:`adjudicator.cli` is the
+command line and :mod:`adjudicator.service` the HTTP service and explorer.
 """
 
 from adjudicator.drawrules import RuleOptions
