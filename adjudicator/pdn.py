@@ -62,7 +62,8 @@ _TOKEN = re.compile(
     r"""\s*(?:
       (?P<num>[0-9]+\s*\.+(?:\s*\.\.\.)?|[0-9]+\s*-(?=\s+[0-9]+\s*[-xX:]\s*[0-9]))
     | (?P<res>(?:1/2-1/2|2-0|0-2|1-1|1-0|0-1|0-0|½-½)(?![0-9xX:/-])|\*)
-    | (?P<move>[0-9]+(?:\s*[-xX:]\s*[0-9]+)+)[+\#!?]*(?:\([!?]{1,2}\))?
+    | (?P<move>(?:[0-9]+|[a-pA-P][0-9]{1,2})(?:\s*[-xX:]\s*(?:[0-9]+|[a-pA-P][0-9]{1,2}))+)
+      [+\#!?]*(?:\([!?]{1,2}\))?
     | (?P<com>\{[^{}]*\})
     | (?P<lbrace>\{)
     | (?P<semi>;)
@@ -141,7 +142,8 @@ class PdnMove:
 
     `side` is "first" when the first player of move `number` made it (`12. 32-28`), "second"
     for the reply (`12... 17-22`); which colour that is depends on the variant. `text` is
-    normalized (`x` for captures, no spaces, no strength marks); `squares` are its numbers.
+    normalized (`x` for captures, lower case, no spaces, no strength marks); squares are
+    numbers (`32-28`) or alphanumeric names (`c3-d4`, Russian and Brazilian files).
     """
 
     number: int
@@ -153,7 +155,10 @@ class PdnMove:
 
     @property
     def squares(self) -> tuple[int, ...]:
-        """The square numbers as written."""
+        """The square numbers as written (numeric texts; alphanumeric ones such as `c3-d4`
+        name squares of a board: read them with `parse_squares(text, variant)`)."""
+        if self.text[:1].isalpha():
+            raise ValueError(f"move {self.text}: alphanumeric squares need the variant")
         return (_MOVE_INFO.get(self.text) or _move_info(self.text))[0]
 
     @property
@@ -437,7 +442,7 @@ class _Parser:
     def _on_move(self, m: re.Match[str], lineno: int) -> None:
         if self.depth:
             return
-        text = "".join(m.group("move").split()).translate(_NORMALIZE)
+        text = "".join(m.group("move").split()).translate(_NORMALIZE).lower()
         if text in RESULTS:  # a spaced-out result such as `1 - 0`
             self._on_result(text, lineno)
         else:

@@ -184,7 +184,7 @@ class _Replayer:
         self.variant = start.variant
         self.counter = options.counter(self.variant)
         self.table = self.counter.table
-        self.squares, self.offsets, self.captures = _move_arrays(moves, self.texts)
+        self.squares, self.offsets, self.captures = _move_arrays(moves, self.texts, self.variant)
         self.warnings: list[str] = []
         self.buffers = _BUFFERS
 
@@ -329,7 +329,7 @@ class _Replayer:
             return self._error(
                 pos, i, first_error, f"{what} of them lets the rest of the game replay"
             )
-        flipped = _flip_separator(text)
+        flipped = _flip_separator(text, self.variant)
         if flipped is not None:
             try:
                 move = parse_move(pos, flipped)
@@ -384,10 +384,10 @@ def _forced(move: Move) -> np.ndarray:
     )
 
 
-def _flip_separator(text: str) -> str | None:
+def _flip_separator(text: str, variant: Variant | None = None) -> str | None:
     """``30-39`` -> ``30x39`` and back, for a two-square text; None otherwise."""
     try:
-        squares, is_capture = parse_squares(text)
+        squares, is_capture = parse_squares(text, variant)
     except ValueError:
         return None
     if len(squares) != 2:
@@ -396,7 +396,7 @@ def _flip_separator(text: str) -> str | None:
 
 
 def _move_arrays(
-    moves: list[PdnMove | str], texts: list[str]
+    moves: list[PdnMove | str], texts: list[str], variant: Variant | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The written squares of every move, flat, with offsets and the capture flags.
 
@@ -418,7 +418,7 @@ def _move_arrays(
     caps = []
     for text in texts:
         try:
-            found, is_capture = parse_squares(text)
+            found, is_capture = parse_squares(text, variant)
         except ValueError:
             found, is_capture = [], False
         if any(q > MAX_SQUARE for q in found):
