@@ -333,3 +333,28 @@ def test_compiled_accessors_from_compiled_code():
     frm, to, cap, ncap, crowns, path, white_kings_after = got
     assert (frm, to, int(cap), ncap, crowns, path) == (9, 11, (1 << 6) | (1 << 7), 2, True, 100312)
     assert int(white_kings_after) == 1 << 11  # a king on h6, not a man
+
+
+def test_rules_array_layout_matches_the_compiled_side():
+    from tablebase.rules import variants as va
+
+    assert (va.R_NSQ, va.R_FLYING, va.R_MEN_BACK, va.R_MAJORITY, va.R_CROWNING, va.R_WIDTH) == (
+        mg._NSQ,
+        mg._FLYING,
+        mg._MEN_BACK,
+        mg._MAJORITY,
+        mg._CROWNING,
+        mg._WIDTH,
+    )
+    assert [va.CROWNING.index(c) for c in ("passes", "stops", "continues")] == [
+        mg.CROWN_PASSES,
+        mg.CROWN_STOPS,
+        mg.CROWN_CONTINUES,
+    ]
+    assert [
+        get_variant(n).rules[va.R_CROWNING] for n in ("international", "english", "russian")
+    ] == [
+        mg.CROWN_PASSES,
+        mg.CROWN_STOPS,
+        mg.CROWN_CONTINUES,
+    ]
