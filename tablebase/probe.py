@@ -102,7 +102,7 @@ class Tablebase:
         self.path = Path(path)
         if not self.path.is_dir():
             raise FileNotFoundError(f"database directory {self.path} does not exist")
-        first = next(iter(sorted(self.path.glob("*.h5"))), None)
+        first = next(iter(self._slice_files()), None)
         attrs = read_attrs(first) if first is not None else {}
         self.variant = get_variant(variant or attrs.get("variant") or self.path.name)
         #: True if probes give distances (the ``values`` part); False: win/draw/loss only.
@@ -132,6 +132,19 @@ class Tablebase:
         self._wdl_offsets = np.full(4096, -1, dtype=np.int64)
 
     # --- slices -----------------------------------------------------------------------
+    def _slice_files(self) -> list[Path]:
+        """Files named as a slice (``wmwkbmbk.h5``), in name order; others are left out."""
+        from tablebase.slices import parse_slice
+
+        out = []
+        for f in sorted(self.path.glob("*.h5")):
+            try:
+                parse_slice(f.stem)
+            except ValueError:
+                continue
+            out.append(f)
+        return out
+
     def slices(self) -> list[Slice]:
         """Slices present in the directory (files not named as a slice, e.g. ``9999.h5``,
         are left out)."""

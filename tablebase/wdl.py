@@ -223,8 +223,7 @@ def result_white(flat, offsets, nbr, rules, binom, rev16, wm, wk, bm, bk, moves,
         buf = moves[depth]
         i = f[5]
         f[5] = i + 1
-        frm, to, cap = buf[i, mg.F_FROM], buf[i, mg.F_TO], buf[i, mg.F_CAP]
-        a, b, c, d = mg.make_move(rules, True, f[0], f[1], f[2], f[3], frm, to, cap)
+        a, b, c, d = mg.play_row(f[0], f[1], f[2], f[3], buf, i)
         cwm = reverse_board(a, nsq, rev16)
         cwk = reverse_board(b, nsq, rev16)
         cbm = reverse_board(c, nsq, rev16)

@@ -247,3 +247,21 @@ def test_stats_lists_longest_wins_and_plots(db3_international, wdl_copy, tmp_pat
     ]
     assert {r["material"] for r in rows} >= {"1010", "0110"}
     assert all(r["values_bits"] == 0 and r["wdl_bits"] > 0 for r in rows)
+
+
+def test_capture_into_a_missing_slice_names_it(db3_international, wdl_copy, tmp_path) -> None:
+    """Resolving a capture needs the smaller slice it leads to; without it the error names
+    that slice, not the position's own."""
+    from tablebase.probe import MissingSliceError
+
+    db = tmp_path / "international"
+    db.mkdir()
+    for path in wdl_copy.glob("*.h5"):
+        if path.stem != "0101":
+            (db / path.name).write_bytes(path.read_bytes())
+    with tablebase.open(db) as tb, tablebase.open(db3_international) as full:
+        quiet = "W:WK28:BK1,K50"  # no capture: its own slice (0102) suffices
+        assert tb.probe_wdl(quiet) == full.probe_wdl(quiet)
+        with pytest.raises(MissingSliceError) as e:
+            tb.probe_wdl("W:WK28:B23,K1")  # 28x19 leaves one king each: slice 0101
+        assert e.value.slice == "0101"
