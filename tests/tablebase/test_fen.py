@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tablebase.rules.position import FenError, Position, board_of, reverse_bits, squares_of
-from tablebase.rules.variants import ENGLISH, INTERNATIONAL
+from tablebase.rules.variants import BRAZILIAN, ENGLISH, INTERNATIONAL, RUSSIAN
 
 
 def test_start_positions():
@@ -166,13 +166,16 @@ def test_flipped_start_is_start_with_the_other_side_to_move():
 
 
 @settings(max_examples=300, deadline=None)
-@given(data=st.data(), variant=st.sampled_from([INTERNATIONAL, ENGLISH]))
+@given(data=st.data(), variant=st.sampled_from([INTERNATIONAL, ENGLISH, RUSSIAN, BRAZILIAN]))
 def test_property_fen_round_trip(positions, data, variant):
     pos = data.draw(positions(variant))
     text = pos.fen()
     assert Position.from_fen(text, variant) == pos
     assert Position.from_fen(text + ".", variant) == pos
     assert Position.from_fen(text, variant).fen() == text
+    named = pos.fen("alphanumeric")
+    assert Position.from_fen(named, variant) == pos
+    assert Position.from_fen(named + ":H0:F1", variant) == pos
 
 
 @settings(max_examples=200, deadline=None)
@@ -194,7 +197,7 @@ def test_property_long_form_fen_parses_to_the_same_position(positions, data, var
 
 
 @settings(max_examples=200, deadline=None)
-@given(data=st.data(), variant=st.sampled_from([INTERNATIONAL, ENGLISH]))
+@given(data=st.data(), variant=st.sampled_from([INTERNATIONAL, ENGLISH, RUSSIAN, BRAZILIAN]))
 def test_property_flip_is_an_involution(positions, data, variant):
     pos = data.draw(positions(variant))
     assert pos.flipped().flipped() == pos

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from tablebase.rules import legal_moves
 from tablebase.rules.notation import MoveError, move_text, parse_move, parse_squares
 from tablebase.rules.position import Position
-from tablebase.rules.variants import ENGLISH, INTERNATIONAL
+from tablebase.rules.variants import BRAZILIAN, ENGLISH, INTERNATIONAL, RUSSIAN
 
 # Two legal captures from 17 to 48 taking different pieces (a flying king).
 TWIN_INTERNATIONAL = "W:WK17:B12,20,24,43"
@@ -132,11 +132,15 @@ def test_english_squares_out_of_range():
 
 
 @settings(max_examples=300, deadline=None)
-@given(data=st.data(), variant=st.sampled_from([INTERNATIONAL, ENGLISH]))
-def test_property_notation_round_trip(positions, data, variant):
+@given(
+    data=st.data(),
+    variant=st.sampled_from([INTERNATIONAL, ENGLISH, RUSSIAN, BRAZILIAN]),
+    notation=st.sampled_from(["numeric", "alphanumeric"]),
+)
+def test_property_notation_round_trip(positions, data, variant, notation):
     pos = data.draw(positions(variant))
     moves = legal_moves(pos)
-    texts = [move_text(pos, m, moves) for m in moves]
+    texts = [move_text(pos, m, moves, notation) for m in moves]
     assert len(set(texts)) == len(moves)  # every legal move has its own text
     for move, text in zip(moves, texts, strict=True):
         assert parse_move(pos, text) == move
