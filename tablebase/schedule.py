@@ -233,6 +233,7 @@ class LocalScheduler:
         pending = list(tasks)
         running: dict[Future, PairTask] = {}
         reports: list[PairReport] = []
+        workers: dict = {}  # pid -> process, to tell how a dead one ended
         ctx = mp.get_context("spawn")
         progress.start(len(tasks), sum(t.entries for t in tasks))
         pool = ProcessPoolExecutor(
@@ -255,6 +256,7 @@ class LocalScheduler:
                     pending.remove(t)
                     progress.begin(t)
                     fut = pool.submit(task_fn, variant.name, t.names, db, self.threads)
+                    workers.update(getattr(pool, "_processes", None) or {})
                     running[fut] = t
                     used += t.memory
                 if not running:
@@ -266,7 +268,8 @@ class LocalScheduler:
                         report = fut.result()
                     except Exception as e:
                         raise BuildError(
-                            f"slice pair {t.label} failed: {describe(e)}{_disk_hint(e, db)}; "
+                            f"slice pair {t.label} failed: "
+                            f"{_cause(e, workers)}{_disk_hint(e, db)}; "
                             f"{len(done)} of {len(tasks)} pairs were done and are kept "
                             "(run the same command to resume)"
                         ) from e
@@ -279,6 +282,21 @@ class LocalScheduler:
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
         return reports
+
+
+def _cause(exc: BaseException, workers: dict) -> str:
+    """:func:`describe`, and for a worker that died, how it ended: its signal or status
+    (the pool ends the other workers with SIGTERM when one dies, so that one is last)."""
+    if isinstance(exc, BrokenProcessPool):
+        codes = [p.exitcode for p in workers.values() if p.exitcode]
+        codes.sort(key=lambda c: c == -signal.SIGTERM)
+        if codes and codes[0] < 0:
+            name = signal.Signals(-codes[0]).name
+            why = " (a kill -9, or the kernel when out of memory)" if name == "SIGKILL" else ""
+            return f"its worker process was killed by {name}{why}"
+        if codes:
+            return f"its worker process exited with status {codes[0]}"
+    return describe(exc)
 
 
 FULL_DISK_BYTES = 16 << 20

@@ -123,7 +123,7 @@ def test_killed_worker_ends_the_build_with_one_line(db3_international, tmp_path)
     assert proc.returncode == 1
     assert "Traceback" not in err
     last = err.strip().splitlines()[-1]
-    assert last.startswith("error: slice pair ") and "worker process died" in last
+    assert last.startswith("error: slice pair ") and "worker process was killed by SIGKILL" in last
     assert "are kept" in last
     kept = sorted(db.glob("*.h5"))
     assert len(kept) >= 3 and not list(db.glob("*.tmp"))
