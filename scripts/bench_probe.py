@@ -6,7 +6,10 @@ the same positions are probed in one run through the ``values`` part (``probe_ba
 their captures (``probe_batch_wdl``, ``probe_wdl`` on the database opened ``wdl_only``, as a
 WDL-only copy is). Results are checked to agree. One line per case:
 
-    python scripts/bench_probe.py DB [--positions 5000000] [--pieces 5]
+    python scripts/bench_probe.py DB [--wdl WDL_DB] [--positions 5000000] [--pieces 5]
+
+``--wdl`` probes the WDL part of another database (e.g. the WDL-only copy of ``DB`` made by
+``tablebase export --wdl-only``) instead of ``DB`` opened ``wdl_only``.
 """
 
 from __future__ import annotations
@@ -68,6 +71,7 @@ def time_single(fn, positions, rounds: int = 3) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("db", type=Path)
+    ap.add_argument("--wdl", type=Path, default=None, help="probe this database's WDL part")
     ap.add_argument("--positions", type=int, default=5_000_000)
     ap.add_argument("--pieces", type=int, default=None, help="sample slices of N pieces")
     args = ap.parse_args()
@@ -78,7 +82,7 @@ def main() -> None:
     from tablebase.rules.position import Position
 
     full = tablebase.open(args.db)
-    wdl = tablebase.open(args.db, wdl_only=True)
+    wdl = tablebase.open(args.wdl or args.db, wdl_only=True)
     arrs = sample_positions(wdl, args.positions, args.pieces)
     v = wdl.variant
     n = arrs[0].shape[0]
@@ -90,7 +94,8 @@ def main() -> None:
     ][:2000]
     captures = sum(has_capture(p) for p in singles) / len(singles)
     print(
-        f"{args.db}: {n:,} positions ({captures:.0%} with a capture pending), "
+        f"{args.db} (wdl part: {args.wdl or args.db}): {n:,} positions "
+        f"({captures:.0%} with a capture pending), "
         f"{numba.get_num_threads()} threads"
     )
     if full.has_distances:
