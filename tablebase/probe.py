@@ -364,7 +364,8 @@ class Tablebase:
                 raise MissingSliceError(normalise(pos)[0].name, self.path, fen)
             s = _slice_of_code(code)
             if s.bm + s.bk == 0:
-                raise ValueError(f"{fen}: the side not to move has no pieces; game over")
+                where = fen or f"a position of material {s.name}"
+                raise ValueError(f"{where}: the side not to move has no pieces; game over")
             if code in self._wdl_tables:
                 continue
             self._wdl_tables[code] = self.wdl_table(s, fen)
