@@ -208,6 +208,7 @@ def _solve(
                     level,
                     nchunks,
                     vb,
+                    threads > 1,
                 )
                 nset, reads = nset + int(n), reads + int(v)
             if nset:

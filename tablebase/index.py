@@ -16,9 +16,9 @@ white and a black man share a square are unused ("gaps", a few percent for few m
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, types
-from numba.cpython.unsafe.numbers import trailing_zeros
-from numba.extending import intrinsic
+from numba import njit
+
+from tablebase.rules.bits import lowest_square, popcount
 
 INDEX_SCHEME = 1
 MAX_N = 64
@@ -37,30 +37,6 @@ def _binomials() -> np.ndarray:
 BINOM = _binomials()
 
 ONE = np.uint64(1)
-
-
-@intrinsic
-def _ctpop(typingctx, x):
-    """The CPU's population count of a 64-bit word (``llvm.ctpop``)."""
-    if not isinstance(x, types.Integer):
-        return None
-
-    def codegen(context, builder, signature, args):
-        return builder.ctpop(args[0])
-
-    return types.uint64(types.uint64), codegen
-
-
-@njit(cache=True, inline="always")
-def popcount(x):
-    """Number of set bits (squares) of a bitboard."""
-    return np.int64(_ctpop(np.uint64(x)))
-
-
-@njit(cache=True, inline="always")
-def lowest_square(x):
-    """0-based index of the lowest set bit of a non-zero bitboard."""
-    return np.int64(trailing_zeros(x))
 
 
 @njit(cache=True)

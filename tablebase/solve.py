@@ -290,10 +290,68 @@ def init_slice(state, soff, vals, offsets, nbr, rules, binom, rev16, size, count
 # --- pass 2 ------------------------------------------------------------------------------
 
 
+@njit(cache=True, inline="always")
+def predecessor_indices(nbr, rules, binom, rev16, wm, wk, bm, bk, counts, moff, out):
+    """Indices (``moff`` + index in the mirror slice) of every position from which black's
+    quiet move leads to this white-to-move position without leaving the pair; returns how
+    many were written to ``out``.
+
+    These are the quiet un-moves of :func:`tablebase.rules.movegen.quiet_unmoves` without
+    the un-promotions (whose predecessors have one man more, in another slice), enumerated
+    square by square straight into indices instead of into a buffer of boards. A
+    predecessor, black to move, is flipped to white to move: its black pieces are this
+    position's white ones turned round, its white pieces this position's black ones turned
+    round with the moved piece put back. Predecessors in which black had a capture (so the
+    quiet move was illegal) are included; their state is decided, so the caller skips them.
+    """
+    nsq = rules[0]
+    width = rules[5]
+    flying = rules[1] != 0
+    full = (mg.ONE << np.uint64(nsq)) - mg.ONE
+    empty = full & ~(wm | wk | bm | bk)
+    pbm = reverse_board(wm, nsq, rev16)
+    pbk = reverse_board(wk, nsq, rev16)
+    rbm = reverse_board(bm, nsq, rev16)
+    rbk = reverse_board(bk, nsq, rev16)
+    nwm, nwk, nbm, nbk = counts[2], counts[3], counts[0], counts[1]
+    m = 0
+    kings = bk
+    while kings:  # a black king came from any empty square of its rays (one step if short)
+        to = lowest_square(kings)
+        kings &= kings - mg.ONE
+        base = rbk ^ (mg.ONE << np.uint64(nsq - 1 - to))
+        for d in range(4):
+            f = nbr[to, d]
+            while f >= 0 and (empty >> np.uint64(f)) & mg.ONE:
+                pwk = base | (mg.ONE << np.uint64(nsq - 1 - f))
+                out[m] = moff + index_of_counted(
+                    nsq, width, rbm, pwk, pbm, pbk, nwm, nwk, nbm, nbk, binom
+                )
+                m += 1
+                if not flying:
+                    break
+                f = nbr[f, d]
+    men = bm
+    while men:  # a black man came one step back, from the row above (directions 0, 1)
+        to = lowest_square(men)
+        men &= men - mg.ONE
+        base = rbm ^ (mg.ONE << np.uint64(nsq - 1 - to))
+        for d in range(2):
+            f = nbr[to, d]
+            if f >= 0 and (empty >> np.uint64(f)) & mg.ONE:
+                pwm = base | (mg.ONE << np.uint64(nsq - 1 - f))
+                out[m] = moff + index_of_counted(
+                    nsq, width, pwm, rbk, pbm, pbk, nwm, nwk, nbm, nbk, binom
+                )
+                m += 1
+    return m
+
+
 @njit(cache=True)
-def _level_range(state, nbr, rules, binom, rev16, soff, moff, lo, hi, counts, level, vb):
+def _level_range(state, nbr, rules, binom, rev16, soff, moff, lo, hi, counts, level, vb, atomic):
     """Level ``level`` over entries ``lo..hi`` of one slice at ``soff`` whose mirror (where
-    every quiet predecessor lies) is at ``moff``; returns (set, visits)."""
+    every quiet predecessor lies) is at ``moff``; returns (set, visits). Count decrements
+    are compare-and-swaps when ``atomic`` (several threads), plain stores otherwise."""
     nsq = rules[0]
     width = rules[5]
     dec = 1 << (2 * vb - 1)
@@ -302,7 +360,6 @@ def _level_range(state, nbr, rules, binom, rev16, soff, moff, lo, hi, counts, le
     new = level + 1
     target = dec | level
     win_level = level % 2 == 1  # predecessors of a loss are wins
-    preds = np.zeros((UNMOVE_ROWS, 7), dtype=np.uint64)
     where = np.zeros(UNMOVE_ROWS, dtype=np.int64)
     nset = 0
     visits = 0
@@ -320,46 +377,47 @@ def _level_range(state, nbr, rules, binom, rev16, soff, moff, lo, hi, counts, le
         wm, wk, bm, bk, ok = position_from_index(
             idx, nsq, width, counts[0], counts[1], counts[2], counts[3], binom
         )
-        k = mg.quiet_unmoves(nbr, rules, True, wm, wk, bm, bk, preds, False)
-        m = 0
-        for j in range(k):
-            if preds[j, 6]:
-                continue  # un-promotion: the predecessor has more men, another slice
-            # predecessor: black to move -> flip to white to move
-            pwm = reverse_board(preds[j, 0], nsq, rev16)
-            pwk = reverse_board(preds[j, 1], nsq, rev16)
-            pbm = reverse_board(preds[j, 2], nsq, rev16)
-            pbk = reverse_board(preds[j, 3], nsq, rev16)
-            p = moff + index_of_counted(
-                nsq, width, pwm, pwk, pbm, pbk, counts[2], counts[3], counts[0], counts[1], binom
-            )
-            where[m] = p
-            prefetch(state, p)
-            m += 1
+        m = predecessor_indices(nbr, rules, binom, rev16, wm, wk, bm, bk, counts, moff, where)
+        for j in range(m):
+            prefetch(state, where[j])
         visits += m
         for j in range(m):
             p = where[j]
             old = np.int64(state[p])
-            while old & dec == 0:
-                if win_level:
-                    nv = dec | new
+            if old & dec:
+                continue
+            if win_level:
+                # A plain store is safe even against another thread: the only other change
+                # a predecessor of a loss can see at this level is a count decrement, and
+                # the win overrides it.
+                state[p] = dec | new
+                nset += 1
+                continue
+            while True:
+                ex = old & vmask
+                if (old >> vb) == 1 and (ex == 0 or (ex % 2 == 1 and ex <= new)):
+                    nv = dec | new  # every move now leads to an opponent win
                 else:
-                    ex = old & vmask
-                    if (old >> vb) == 1 and (ex == 0 or (ex % 2 == 1 and ex <= new)):
-                        nv = dec | new  # every move now leads to an opponent win
-                    else:
-                        nv = old - one_less
-                got = np.int64(cas(state, p, old, nv))
+                    nv = old - one_less
+                if atomic:
+                    got = np.int64(cas(state, p, old, nv))
+                else:
+                    got = old
+                    state[p] = nv
                 if got == old:
                     if nv & dec:
                         nset += 1
                     break
-                old = got
+                old = got  # another thread changed it first: try again
+                if old & dec:
+                    break
     return nset, visits
 
 
 @njit(cache=True, parallel=True)
-def level_slice(state, nbr, rules, binom, rev16, soff, moff, size, counts, level, nchunks, vb):
+def level_slice(
+    state, nbr, rules, binom, rev16, soff, moff, size, counts, level, nchunks, vb, atomic
+):
     """Pass 2, one level, over one slice of the pair; returns (positions set, predecessor
     visits). The slice starts at ``soff`` in ``state``, its colour mirror at ``moff``."""
     step = (size + nchunks - 1) // nchunks
@@ -369,7 +427,7 @@ def level_slice(state, nbr, rules, binom, rev16, soff, moff, size, counts, level
         hi = min(size, lo + step)
         if lo < hi:
             a, b = _level_range(
-                state, nbr, rules, binom, rev16, soff, moff, lo, hi, counts, level, vb
+                state, nbr, rules, binom, rev16, soff, moff, lo, hi, counts, level, vb, atomic
             )
             out[c, 0] = a
             out[c, 1] = b
