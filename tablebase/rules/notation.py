@@ -17,8 +17,8 @@ from tablebase.rules.position import Position
 from tablebase.rules.variants import Variant
 
 _SQ = r"(?:\d+|[a-p]\d+)"
-_MOVE_RE = re.compile(rf"^({_SQ})([-x:])({_SQ})((?:[-x:]{_SQ})*)$", re.IGNORECASE)
-_SQ_RE = re.compile(_SQ, re.IGNORECASE)
+_MOVE_RE = re.compile(rf"^({_SQ})([-x:])({_SQ})((?:[-x:]{_SQ})*)$", re.IGNORECASE | re.ASCII)
+_SQ_RE = re.compile(_SQ, re.IGNORECASE | re.ASCII)
 
 
 class MoveError(ValueError):
@@ -56,6 +56,8 @@ def parse_squares(text: str, variant: Variant | None = None) -> tuple[list[int],
 
 def _square(text: str, token: str, variant: Variant | None) -> int:
     if token.isdigit():
+        if len(token) > 4:
+            raise MoveError(text[:40], f"square {token[:12]}... is not a square")
         return int(token)
     if variant is None:
         raise MoveError(text, f"square {token!r}: alphanumeric squares need a variant")

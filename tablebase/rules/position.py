@@ -18,6 +18,10 @@ import numpy as np
 from tablebase.rules.variants import FILES, INTERNATIONAL, Variant, get_variant
 
 
+def _short(text: str, width: int = 20) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 class FenError(ValueError):
     """A FEN string that does not describe a legal position; names the offending token."""
 
@@ -25,7 +29,7 @@ class FenError(ValueError):
         self.fen = fen
         self.token = token
         self.reason = reason
-        super().__init__(f"invalid FEN {fen!r}: {reason} (at {token!r})")
+        super().__init__(f"invalid FEN {_short(fen, 80)!r}: {reason} (at {_short(token)!r})")
 
 
 def squares_of(board: int) -> list[int]:
@@ -223,8 +227,10 @@ def _square_number(fen: str, v: Variant, text: str, token: str) -> int:
         if not s:
             raise FenError(fen, token, f"{text!r} is not a dark square of the {v.name} board")
         return s
-    if not text.isdigit():
-        raise FenError(fen, token, f"expected a square number or name, got {text!r}")
+    if not (text.isascii() and text.isdigit()):
+        raise FenError(fen, token, f"expected a square number or name, got {_short(text)!r}")
+    if len(text) > 4:
+        raise FenError(fen, _short(token), f"{_short(text)} is not a square of {v.name}")
     s = int(text)
     if not 1 <= s <= v.squares:
         raise FenError(fen, token, f"square {s} out of range 1-{v.squares} for {v.name}")

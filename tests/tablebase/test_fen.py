@@ -141,10 +141,14 @@ def test_men_on_their_own_back_row_and_kings_anywhere_are_fine():
         ("W:W35-31:B1", "range runs backwards"),
         ("W:W1-:B3", "expected a square number or name, got ''"),
         ("W:Wx:B3", "expected a square number or name, got 'x'"),
+        ("W:W\uff12\uff11:B3", "expected a square number or name, got '\uff12\uff11'"),  # fullwidth
+        ("W:W" + "1" * 5000 + ":B3", "1111111111111111111\u2026 is not a square of international"),
     ],
 )
 def test_error_malformed(fen, reason):
-    assert _error(fen).reason == reason
+    error = _error(fen)
+    assert error.reason == reason
+    assert len(str(error)) < 200  # a huge FEN is named by its start only
 
 
 # --- helpers and symmetry ---------------------------------------------------------------

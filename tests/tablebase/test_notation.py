@@ -146,3 +146,15 @@ def test_property_notation_round_trip(positions, data, variant, notation):
         assert parse_move(pos, text) == move
         if move.is_capture:
             assert parse_move(pos, "x".join(map(str, move.path))) == move
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("\uff13\uff12-\uff12\uff18", "not a move"),  # fullwidth digits are not squares
+        ("1" * 5000 + "-28", "is not a square"),
+    ],
+)
+def test_non_ascii_and_huge_numbers_are_refused(text, message):
+    with pytest.raises(MoveError, match=message):
+        parse_move(Position.start(INTERNATIONAL), text)
