@@ -217,3 +217,27 @@ def test_log_progress_is_one_line_per_pair_with_slices_rate_and_eta(caplog) -> N
     assert lines[1].startswith("[3/4 slices] 0110+1001 solved in 0.50 s (0110: 10 positions")
     assert "entries/s, ETA " in lines[1]
     assert lines[2].startswith("[4/4 slices] 1010 solved") and lines[2].endswith("ETA 0:00")
+
+
+def test_terminal_progress_bar_shows_slices_rate_and_eta(monkeypatch) -> None:
+    import io
+
+    from tablebase.progress import TerminalProgress
+
+    out = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", out)
+    tasks = build_graph(INTERNATIONAL, 2)
+    st = SliceStats(10, 5, 3, 2, 7, 1)
+    p = TerminalProgress(slices_total=4)
+    p.start(len(tasks), sum(t.entries for t in tasks))
+    for i, t in enumerate(tasks):
+        p.begin(t)
+        assert f"running {t.label}" in out.getvalue().splitlines()[-1].split("\r")[-1]
+        time.sleep(0.05)
+        p.done(t, PairReport(t.names, (st,) * len(t.names), t.entries, 0.05, i == 0))
+    p.finish()
+    last = out.getvalue().replace("\r", "\n").strip().splitlines()[-1]
+    assert last.startswith("slices 4/4 100%|")
+    assert "entries/s" in last and "<00:00" in last  # rate and time left
+    skipped = tasks[0].entries  # a kept pair leaves the amount to solve
+    assert p.bar.n == p.bar.total == sum(t.entries for t in tasks) - skipped
