@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from pathlib import Path
 
 from tablebase.faults import BuildError, MemoryBudgetError, describe
 from tablebase.generator import PairReport, run_pair_task
@@ -117,15 +118,30 @@ def parse_size(text: str) -> int:
 
 
 def available_memory() -> int:
-    """Bytes of memory available to new processes now (``MemAvailable``, else free RAM)."""
+    """Bytes of memory available to new processes now: ``MemAvailable`` (else free RAM),
+    and no more than what this process's cgroup (a container's limit) has left."""
+    avail = None
     try:
         with open("/proc/meminfo") as f:
             for line in f:
                 if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
+                    avail = int(line.split()[1]) * 1024
     except OSError:
         pass
-    return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    if avail is None:
+        avail = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    left = _cgroup_memory_left()
+    return avail if left is None else min(avail, left)
+
+
+def _cgroup_memory_left(root: str = "/sys/fs/cgroup") -> int | None:
+    """The cgroup v2 memory limit minus its usage, None without a limit."""
+    try:
+        limit = Path(root, "memory.max").read_text().strip()
+        used = int(Path(root, "memory.current").read_text())
+    except (OSError, ValueError):
+        return None
+    return None if limit == "max" else max(0, int(limit) - used)
 
 
 def default_memory() -> int:

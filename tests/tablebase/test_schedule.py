@@ -241,3 +241,14 @@ def test_terminal_progress_bar_shows_slices_rate_and_eta(monkeypatch) -> None:
     assert "entries/s" in last and "<00:00" in last  # rate and time left
     skipped = tasks[0].entries  # a kept pair leaves the amount to solve
     assert p.bar.n == p.bar.total == sum(t.entries for t in tasks) - skipped
+
+
+def test_a_containers_memory_limit_bounds_the_default_budget(tmp_path) -> None:
+    from tablebase.schedule import _cgroup_memory_left
+
+    (tmp_path / "memory.max").write_text("8589934592\n")
+    (tmp_path / "memory.current").write_text("1073741824\n")
+    assert _cgroup_memory_left(str(tmp_path)) == 7 * GiB
+    (tmp_path / "memory.max").write_text("max\n")
+    assert _cgroup_memory_left(str(tmp_path)) is None
+    assert _cgroup_memory_left(str(tmp_path / "absent")) is None
