@@ -63,6 +63,7 @@ from tablebase.index import (
 from tablebase.rules import movegen as mg
 
 MISSING = -1  # lookup sentinel: a slice the solve was not given
+NO_PIECES = -2  # place sentinel: the side to move has no piece left (lost, value 1)
 
 # Working memory of a pair task (used by the scheduler's memory budget): bytes per entry of
 # the pair being solved (its state words), and per entry of each dependency read in.
@@ -127,6 +128,23 @@ def lookup_after(vals, offsets, nsq, width, binom, rev16, a, b, c, d):
         reverse_board(c, nsq, rev16),
         reverse_board(d, nsq, rev16),
     )
+
+
+@njit(cache=True, inline="always")
+def place_after(offsets, nsq, width, binom, rev16, a, b, c, d):
+    """Where the position ``(a, b)`` to move against ``(c, d)`` (black to move, as the move
+    functions return it) lies in the flat tables once flipped to white to move; NO_PIECES
+    if the side to move has no piece, MISSING if its slice is not in the tables."""
+    if (a | b) == 0:
+        return NO_PIECES
+    wm = reverse_board(a, nsq, rev16)
+    wk = reverse_board(b, nsq, rev16)
+    bm = reverse_board(c, nsq, rev16)
+    bk = reverse_board(d, nsq, rev16)
+    off = offsets[material_code(wm, wk, bm, bk)]
+    if off < 0:
+        return MISSING
+    return off + position_index(nsq, width, wm, wk, bm, bk, binom)
 
 
 @njit(cache=True)
@@ -219,6 +237,7 @@ def _init_range(state, soff, vals, offsets, nbr, rules, binom, rev16, lo, hi, co
     boards = np.zeros(5, dtype=np.uint64)
     free1 = np.zeros(64, dtype=np.int64)
     free2 = np.zeros(64, dtype=np.int64)
+    where = np.zeros(mg.MAX_MOVES, dtype=np.int64)
     cursor_start(lo, nsq, width, counts, binom, cur)
     cursor_boards(nsq, width, counts, cur, 0, boards, free1, free2)
     top = 0
@@ -233,14 +252,19 @@ def _init_range(state, soff, vals, offsets, nbr, rules, binom, rev16, lo, hi, co
         wm, wk, bm, bk = boards[0], boards[1], boards[2], boards[3]
         if mg.has_capture(nbr, rules, True, wm, wk, bm, bk):
             n = mg.generate_moves(nbr, rules, True, wm, wk, bm, bk, moves, ws)
+            # the successors' places first (prefetched), then their values
+            for i in range(n):
+                a, b, c, d = mg.play_row(wm, wk, bm, bk, moves, i)
+                q = place_after(offsets, nsq, width, binom, rev16, a, b, c, d)
+                if q == MISSING:
+                    raise RuntimeError("a slice needed for a capture is missing")
+                where[i] = q
+                if q >= 0:
+                    prefetch(vals, q)
             best = -1
             for i in range(n):
-                s = successor_byte(
-                    vals, offsets, nbr, rules, binom, rev16, wm, wk, bm, bk, moves, i
-                )
-                if s == MISSING:
-                    raise RuntimeError("a slice needed for a capture is missing")
-                best = combine(best, s)
+                q = where[i]
+                best = combine(best, 1 if q == NO_PIECES else np.int64(vals[q]))
             reads += n
             if best > vmax:
                 raise OverflowError("distance-to-win does not fit the value width")
