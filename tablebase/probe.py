@@ -235,9 +235,7 @@ class Tablebase:
                 buffers = getattr(self._local, "buffers", None)
                 if buffers is None:
                     buffers = self._local.buffers = new_buffers()
-                r = result_of(
-                    *tables, BINOM, REVERSE16, p.white_to_move, *map(np.uint64, boards), *buffers
-                )
+                r = result_of(*tables, BINOM, REVERSE16, p.white_to_move, *boards, *buffers)
             if r > NO_TABLE:
                 return int(r)
             self._load_wdl([NO_TABLE - int(r)], p)

@@ -257,7 +257,9 @@ def result_white(flat, offsets, nbr, rules, binom, rev16, wm, wk, bm, bk, moves,
 
 @njit(cache=True)
 def result_of(flat, offsets, nbr, rules, binom, rev16, wtm, wm, wk, bm, bk, moves, ws, frames):
-    """:func:`result_white` of a position with either side to move (flipped if black)."""
+    """:func:`result_white` of a position with either side to move (flipped if black);
+    the bitboards may be given as plain integers."""
+    wm, wk, bm, bk = np.uint64(wm), np.uint64(wk), np.uint64(bm), np.uint64(bk)
     if not wtm:
         nsq = rules[0]
         a = reverse_board(bm, nsq, rev16)
