@@ -19,7 +19,6 @@ before asking :meth:`DrawState.push`'s answer.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Literal
 
 from tablebase.rules.drawrules import Count, Counter, DrawRules
@@ -101,9 +100,20 @@ class RuleOptions:
         return _counter(rules, preset, moves, self.disputed)
 
 
-@lru_cache(maxsize=64)
+_COUNTERS: dict[tuple, tuple[DrawRules, Counter]] = {}
+
+
 def _counter(rules: DrawRules, preset: str, moves: int | None, disputed: str) -> Counter:
-    return Counter(rules, preset, moves, disputed)
+    """One :class:`Counter` per rules and reading (keyed by the rules' identity: hashing the
+    nested rules data on every game would cost more than the lookup saves)."""
+    key = (id(rules), preset, moves, disputed)
+    hit = _COUNTERS.get(key)
+    if hit is not None and hit[0] is rules:
+        return hit[1]
+    counter = Counter(rules, preset, moves, disputed)
+    if len(_COUNTERS) < 256:
+        _COUNTERS[key] = (rules, counter)
+    return counter
 
 
 def ending(pos: Position) -> str | None:

@@ -30,7 +30,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numpy as np
 
@@ -446,6 +445,16 @@ def start_position(variant: Variant, fen: str | None) -> Position:
     return Position.from_fen(fen, variant)
 
 
-@lru_cache(maxsize=16)
+_INITIAL: dict[int, tuple[Variant, Position]] = {}
+
+
 def _initial_position(variant: Variant) -> Position:
-    return Position.start(variant)
+    """The variant's initial position, built once (keyed by identity: hashing the variant's
+    whole data on every game would cost more than building it)."""
+    hit = _INITIAL.get(id(variant))
+    if hit is not None and hit[0] is variant:
+        return hit[1]
+    pos = Position.start(variant)
+    if len(_INITIAL) < 64:
+        _INITIAL[id(variant)] = (variant, pos)
+    return pos
