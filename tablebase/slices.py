@@ -12,6 +12,9 @@ from collections.abc import Callable
 from functools import cache
 from typing import NamedTuple
 
+from numba import njit
+
+from tablebase.rules.bits import popcount
 from tablebase.rules.variants import Variant
 
 
@@ -59,8 +62,24 @@ class Slice(NamedTuple):
         return slice_size(variant.squares, variant.per_row, *self)
 
 
+UNCODED = -1  # material with more than seven pieces of a kind has no code
+
+
+@njit(cache=True, inline="always")
 def slice_code(wm: int, wk: int, bm: int, bk: int) -> int:
+    """The material code of piece counts (each below 8): the one home of this numbering,
+    used as an index into per-slice tables by compiled code."""
     return ((wm * 8 + wk) * 8 + bm) * 8 + bk
+
+
+@njit(cache=True, inline="always")
+def material_code(wm, wk, bm, bk):
+    """:func:`slice_code` of a white-to-move position given by its bitboards, UNCODED when
+    a kind has more than seven pieces."""
+    n_wm, n_wk, n_bm, n_bk = popcount(wm), popcount(wk), popcount(bm), popcount(bk)
+    if max(max(n_wm, n_wk), max(n_bm, n_bk)) > 7:
+        return UNCODED
+    return slice_code(n_wm, n_wk, n_bm, n_bk)
 
 
 MAX_PIECES = 7  # the largest database the build graph and the material codes support

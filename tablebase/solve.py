@@ -61,6 +61,7 @@ from tablebase.index import (
     reverse_board,
 )
 from tablebase.rules import movegen as mg
+from tablebase.slices import UNCODED, material_code
 
 MISSING = -1  # lookup sentinel: a slice the solve was not given
 NO_PIECES = -2  # place sentinel: the side to move has no piece left (lost, value 1)
@@ -97,20 +98,15 @@ def max_value(vb: int) -> int:
     return (1 << vb) - 2
 
 
-@njit(cache=True, inline="always")
-def material_code(wm, wk, bm, bk):
-    return ((popcount(wm) * 8 + popcount(wk)) * 8 + popcount(bm)) * 8 + popcount(bk)
-
-
 @njit(cache=True)
 def lookup(vals, offsets, nsq, width, binom, wm, wk, bm, bk):
     """Value of a white-to-move position; 1 when white has no pieces; MISSING if unknown."""
     if (wm | wk) == 0:
         return 1
-    off = offsets[material_code(wm, wk, bm, bk)]
-    if off < 0:
+    code = material_code(wm, wk, bm, bk)
+    if code == UNCODED or offsets[code] < 0:
         return MISSING
-    return np.int64(vals[off + position_index(nsq, width, wm, wk, bm, bk, binom)])
+    return np.int64(vals[offsets[code] + position_index(nsq, width, wm, wk, bm, bk, binom)])
 
 
 @njit(cache=True)
@@ -141,10 +137,10 @@ def place_after(offsets, nsq, width, binom, rev16, a, b, c, d):
     wk = reverse_board(b, nsq, rev16)
     bm = reverse_board(c, nsq, rev16)
     bk = reverse_board(d, nsq, rev16)
-    off = offsets[material_code(wm, wk, bm, bk)]
-    if off < 0:
+    code = material_code(wm, wk, bm, bk)
+    if code == UNCODED or offsets[code] < 0:
         return MISSING
-    return off + position_index(nsq, width, wm, wk, bm, bk, binom)
+    return offsets[code] + position_index(nsq, width, wm, wk, bm, bk, binom)
 
 
 @njit(cache=True)
