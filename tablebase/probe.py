@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 from numba import get_num_threads, njit, prange
 
-from tablebase.index import BINOM, REVERSE16, popcount, position_index, reverse_board
+from tablebase.index import BINOM, REVERSE16, position_index, reverse_board
 from tablebase.rules import Move, legal_moves, play
 from tablebase.rules.notation import move_text
 from tablebase.rules.position import Position
@@ -45,6 +45,7 @@ from tablebase.wdl import (
     NO_TABLE,
     UNCODED,
     capture_closure,
+    material_code,
     new_buffers,
     result_of,
     result_quick,
@@ -434,10 +435,8 @@ def _white_to_move(nsq, wtm, wm, wk, bm, bk, rev16):
         bm = reverse_board(wm, nsq, rev16)
         bk = reverse_board(wk, nsq, rev16)
         wm, wk = a, b
-    n_wm, n_wk, n_bm, n_bk = popcount(wm), popcount(wk), popcount(bm), popcount(bk)
-    if max(max(n_wm, n_wk), max(n_bm, n_bk)) > 7:
-        return wm, wk, bm, bk, -1
-    return wm, wk, bm, bk, ((n_wm * 8 + n_wk) * 8 + n_bm) * 8 + n_bk
+    code = material_code(wm, wk, bm, bk)
+    return wm, wk, bm, bk, (-1 if code == UNCODED else code)
 
 
 @njit(cache=True, inline="always")

@@ -174,7 +174,9 @@ def capture_closure(s: Slice) -> set[Slice]:
 
 
 @njit(cache=True, inline="always")
-def _code_of(wm, wk, bm, bk):
+def material_code(wm, wk, bm, bk):
+    """The material code of a position's bitboards (``Slice.code``), :data:`UNCODED` for
+    more than seven pieces of a kind (the one compiled home of the code, prober included)."""
     n_wm, n_wk, n_bm, n_bk = popcount(wm), popcount(wk), popcount(bm), popcount(bk)
     if max(max(n_wm, n_wk), max(n_bm, n_bk)) > 7:
         return UNCODED
@@ -187,7 +189,7 @@ def _stored_result(flat, offsets, nbr, rules, binom, wm, wk, bm, bk):
     final with the result (or ``NO_TABLE - code``) unless the side to move can capture."""
     if (wm | wk) == 0:
         return True, -1
-    code = _code_of(wm, wk, bm, bk)
+    code = material_code(wm, wk, bm, bk)
     if code == UNCODED or offsets[code] < 0 or (bm | bk) == 0:
         return True, NO_TABLE - code  # no black pieces: no slice (the caller reports it)
     if mg.has_capture(nbr, rules, True, wm, wk, bm, bk):
