@@ -327,6 +327,7 @@ def predecessor_indices(nbr, rules, binom, rev16, wm, wk, bm, bk, counts, moff, 
     nsq = rules[0]
     width = rules[5]
     flying = rules[1] != 0
+    wm, wk, bm, bk = np.uint64(wm), np.uint64(wk), np.uint64(bm), np.uint64(bk)
     full = (mg.ONE << np.uint64(nsq)) - mg.ONE
     empty = full & ~(wm | wk | bm | bk)
     pbm = reverse_board(wm, nsq, rev16)

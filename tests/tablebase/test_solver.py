@@ -1,0 +1,193 @@
+"""The solver's parts checked against the rules engine, and its two value widths."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numba import njit, prange
+
+from tablebase import generator, solve
+from tablebase.atomics import cas, prefetch
+from tablebase.index import BINOM, REVERSE16, position_from_index, position_index
+from tablebase.rules import movegen as mg
+from tablebase.rules import quiet_unmoves
+from tablebase.rules.position import Position
+from tablebase.rules.variants import ENGLISH, INTERNATIONAL
+from tablebase.slices import Slice, all_slices, parse_slice
+from tablebase.storage import read_slice, slice_path
+
+
+@njit(parallel=True)
+def _hammer(a, rounds):
+    for t in prange(8):
+        for _ in range(rounds):
+            old = a[t % 2]
+            while True:
+                got = cas(a, t % 2, old, old + 1)
+                if got == old:
+                    break
+                old = got
+            prefetch(a, 0)
+
+
+def test_compare_and_swap_loses_no_update_between_threads() -> None:
+    a = np.zeros(2, dtype=np.uint32)
+    _hammer(a, 20000)
+    assert a.tolist() == [80000, 80000]
+
+
+@njit
+def _cas_once(a, expected, new):
+    return cas(a, 0, expected, new)
+
+
+def test_compare_and_swap_only_replaces_the_expected_value() -> None:
+    a = np.array([5], dtype=np.uint16)
+    assert _cas_once(a, 4, 9) == 5 and a[0] == 5  # not the expected value: unchanged
+    assert _cas_once(a, 5, 9) == 5 and a[0] == 9
+
+
+def _random_positions(variant, s: Slice, n: int, seed: int):
+    rng = np.random.default_rng(seed)
+    size = s.size(variant)
+    for idx in rng.choice(size, min(n, size), replace=False):
+        wm, wk, bm, bk, ok = position_from_index(
+            int(idx), variant.squares, variant.per_row, *tuple(s), BINOM
+        )
+        if ok:
+            yield np.uint64(wm), np.uint64(wk), np.uint64(bm), np.uint64(bk)
+
+
+CASES = [
+    (INTERNATIONAL, "0202"),
+    (INTERNATIONAL, "1111"),
+    (INTERNATIONAL, "2011"),
+    (INTERNATIONAL, "0311"),
+    (INTERNATIONAL, "3020"),
+    (ENGLISH, "1111"),
+    (ENGLISH, "0212"),
+    (ENGLISH, "2020"),
+]
+
+
+@pytest.mark.parametrize(("variant", "name"), CASES)
+def test_predecessor_indices_are_the_engines_quiet_unmoves(variant, name) -> None:
+    """The solver's in-pair predecessors equal the engine's quiet un-moves (un-promotions
+    left out), each flipped to white to move and indexed in the mirror slice."""
+    s = parse_slice(name)
+    nsq, width = variant.squares, variant.per_row
+    counts = np.array(tuple(s), dtype=np.int64)
+    out = np.zeros(solve.UNMOVE_ROWS, dtype=np.int64)
+    moff = 1000  # an arbitrary place of the mirror slice
+    checked = 0
+    for wm, wk, bm, bk in _random_positions(variant, s, 400, seed=3):
+        m = solve.predecessor_indices(
+            variant.neighbours, variant.rules, BINOM, REVERSE16, wm, wk, bm, bk, counts, moff, out
+        )
+        pos = Position(int(wm), int(wk), int(bm), int(bk), True, variant)
+        expected = []
+        for prev, _move in quiet_unmoves(pos, legal_only=False):
+            white = prev.flipped()  # black to move, turned round: white to move
+            if (white.white_men.bit_count(), white.white_kings.bit_count()) != (s.bm, s.bk):
+                continue  # an un-promotion: one man more, another slice
+            expected.append(moff + position_index(nsq, width, *white.side_boards, BINOM))
+        assert sorted(out[:m].tolist()) == sorted(expected)
+        checked += m
+    assert checked > 0
+
+
+@pytest.mark.parametrize(("variant", "name"), CASES)
+def test_quiet_move_count_is_the_engines_move_list(variant, name) -> None:
+    """Without a capture, the bitboard count of quiet moves inside the pair plus the
+    promotions equals the engine's legal move list."""
+    s = parse_slice(name)
+    moves = mg.new_move_buffer()
+    ws = mg.new_workspace()
+    promo = mg.promotion_row(variant.rules, True)
+    # every slice at place 0 of one all-draw table, as large as the largest slice
+    vals = np.zeros(max(x.size(variant) for x in all_slices(s.pieces, s.pieces)), np.uint8)
+    offsets = np.full(4096, 0, dtype=np.int64)
+    quiet = 0
+    for wm, wk, bm, bk in _random_positions(variant, s, 400, seed=5):
+        if mg.has_capture(variant.neighbours, variant.rules, True, wm, wk, bm, bk):
+            continue
+        quiet += 1
+        n = mg.generate_moves(variant.neighbours, variant.rules, True, wm, wk, bm, bk, moves, ws)
+        promotions = sum(
+            1
+            for i in range(n)
+            if (int(wm) >> int(moves[i, mg.F_FROM])) & 1
+            and (int(promo) >> int(moves[i, mg.F_TO])) & 1
+        )
+        inside, best, reads = solve._quiet_summary(
+            vals, offsets, variant.neighbours, variant.rules, BINOM, REVERSE16, wm, wk, bm, bk
+        )
+        assert inside == n - promotions
+        assert reads == promotions
+        assert best == (0 if promotions else -1)
+    assert quiet > 0
+
+
+def test_two_byte_values_equal_one_byte_values(db3_international) -> None:
+    """The wide state (two-byte values, four-byte state words) solves to the same values,
+    and they are locally consistent with their successors."""
+    pair = (parse_slice("1020"), parse_slice("2010"))
+    deps = generator.dependency_tables(db3_international, INTERNATIONAL, pair)
+    narrow = generator._solve(INTERNATIONAL, pair, deps, 2, 8)
+    wide = generator._solve(INTERNATIONAL, pair, deps.widened(), 2, 16)
+    assert narrow.values.dtype == np.uint8 and wide.values.dtype == np.uint16
+    for s in pair:
+        assert np.array_equal(narrow.view(s), wide.view(s))
+        assert np.array_equal(
+            wide.view(s), read_slice(slice_path(db3_international, s), INTERNATIONAL, s)
+        )
+    flat = generator.FlatTables(INTERNATIONAL, (*pair, *deps.where), np.uint16)
+    for s in pair:
+        flat.view(s)[:] = wide.view(s)
+    for d in deps.where:
+        flat.view(d)[:] = deps.view(d)
+    for s in pair:
+        off, size = flat.where[s]
+        bad = solve.verify_range(
+            flat.vals,
+            flat.offsets,
+            INTERNATIONAL.neighbours,
+            INTERNATIONAL.rules,
+            BINOM,
+            REVERSE16,
+            off,
+            np.array(tuple(s), dtype=np.int64),
+            np.arange(size, dtype=np.int64),
+            4,
+        )
+        assert not bad.any()
+
+
+def test_a_distance_over_one_byte_switches_to_two_bytes(db3_international, monkeypatch) -> None:
+    """When the one-byte solve overflows, the pair is solved again with two-byte values."""
+    pair = (parse_slice("1020"), parse_slice("2010"))
+    deps = generator.dependency_tables(db3_international, INTERNATIONAL, pair)
+    real = generator._solve
+    widths = []
+
+    def overflow_at_one_byte(variant, pair, deps, threads, vb):
+        widths.append(vb)
+        if vb == 8:
+            raise OverflowError("distance-to-win beyond 253 plies")
+        return real(variant, pair, deps, threads, vb)
+
+    monkeypatch.setattr(generator, "_solve", overflow_at_one_byte)
+    solution = generator.solve_tables(INTERNATIONAL, pair, deps, 1)
+    assert widths == [8, 16]
+    assert solution.values.dtype == np.uint16
+    for s in pair:
+        assert np.array_equal(
+            solution.view(s), read_slice(slice_path(db3_international, s), INTERNATIONAL, s)
+        )
+
+
+def test_working_memory_is_two_bytes_per_entry() -> None:
+    assert solve.state_dtype(8)().itemsize == 2
+    assert solve.max_value(8) == 254
+    # the largest 6-piece pair (2.4 G entries) with its dependencies fits in 24 GiB
+    assert solve.task_memory_bytes(2_400_000_000, 6_000_000_000) < 20 * 2**30
