@@ -27,6 +27,7 @@ from tablebase.slices import Slice, pair_dependencies
 from tablebase.storage import (
     SliceStats,
     TableFileError,
+    read_attrs,
     read_slice,
     slice_path,
     write_slice,
@@ -112,7 +113,8 @@ def load_dependencies(
 def dependency_tables(db: Path, variant: Variant, pair: tuple[Slice, ...]) -> FlatTables:
     """Every slice the pair needs, read and checked from ``db``, in one array."""
     deps = sorted(pair_dependencies(pair[0]))
-    t = FlatTables(variant, deps)
+    wide = any(read_attrs(slice_path(db, d)).get("value_bits", 8) == 16 for d in deps)
+    t = FlatTables(variant, deps, np.uint16 if wide else np.uint8)
     for d in deps:
         t.load(db, d)
     return t
