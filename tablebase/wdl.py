@@ -28,6 +28,7 @@ from tablebase.index import (
     cursor_next,
     cursor_start,
     popcount,
+    position_from_index,
     position_index,
     reverse_board,
 )
@@ -102,6 +103,64 @@ def fill_dont_care(codes):
             prev = codes[i]
 
 
+@njit(cache=True)
+def _fill_range(values, codes, nbr, rules, binom, counts, lo, hi):
+    """:func:`filled_codes` over ``lo..hi`` on its own: entries before the range's first
+    stored code that are don't-care are left :data:`DONT_CARE`; returns the last stored code
+    (-1 if none)."""
+    nsq = rules[0]
+    width = rules[5]
+    prev = -1
+    for i in range(lo, hi):
+        c = wdl_code(values[i])
+        if c == prev:
+            codes[i] = c
+            continue
+        wm, wk, bm, bk, ok = position_from_index(
+            i, nsq, width, counts[0], counts[1], counts[2], counts[3], binom
+        )
+        if ok and not mg.has_capture(nbr, rules, True, wm, wk, bm, bk):
+            prev = c
+            codes[i] = c
+        else:
+            codes[i] = prev if prev >= 0 else DONT_CARE
+    return prev
+
+
+@njit(cache=True, parallel=True)
+def filled_codes(values, nbr, rules, binom, counts, nchunks):
+    """The codes :func:`classify` then :func:`fill_dont_care` give, looking at an entry's
+    position only where its code differs from the run before it (an entry continuing the run
+    stores the same code whether it is don't-care or not); chunks in parallel, then each
+    chunk's leading don't-care entries take the last stored code before them."""
+    n = values.shape[0]
+    codes = np.empty(n, dtype=np.uint8)
+    step = (n + nchunks - 1) // nchunks
+    last = np.full(nchunks, -1, dtype=np.int64)
+    for k in prange(nchunks):
+        lo = k * step
+        hi = min(n, lo + step)
+        if lo < hi:
+            last[k] = _fill_range(values, codes, nbr, rules, binom, counts, lo, hi)
+    prev = -1
+    for i in range(n):  # the slice's first stored code, for a leading don't-care run
+        if codes[i] != DONT_CARE:
+            prev = codes[i]
+            break
+    if prev < 0:
+        prev = 0
+    for k in range(nchunks):
+        lo = k * step
+        hi = min(n, lo + step)
+        i = lo
+        while i < hi and codes[i] == DONT_CARE:
+            codes[i] = prev
+            i += 1
+        if last[k] >= 0:
+            prev = last[k]
+    return codes
+
+
 def pack(codes: np.ndarray) -> np.ndarray:
     """Four two-bit codes to a byte, the first in the low bits."""
     padded = np.zeros(packed_size(codes.shape[0]) * 4, dtype=np.uint8)
@@ -129,14 +188,14 @@ def encode_wdl(
     ``dont_care`` (bool per entry: non-positions and capture positions) saves finding them."""
     if dont_care is None:
         counts = np.array(tuple(s), dtype=np.int64)
-        codes = classify(
+        codes = filled_codes(
             values, variant.neighbours, variant.rules, BINOM, counts, max(1, threads) * 8
         )
-    else:
-        if dont_care.shape != values.shape:
-            raise ValueError(f"dont_care has shape {dont_care.shape}, values {values.shape}")
-        codes = codes_of(values)
-        codes[dont_care] = DONT_CARE
+        return pack(codes)
+    if dont_care.shape != values.shape:
+        raise ValueError(f"dont_care has shape {dont_care.shape}, values {values.shape}")
+    codes = codes_of(values)
+    codes[dont_care] = DONT_CARE
     fill_dont_care(codes)
     return pack(codes)
 
