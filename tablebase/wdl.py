@@ -75,7 +75,8 @@ def _classify_range(values, codes, nbr, rules, binom, counts, lo, hi):
 
 @njit(cache=True, parallel=True)
 def classify(values, nbr, rules, binom, counts, nchunks):
-    """WDL code of every entry, :data:`DONT_CARE` for non-positions and capture positions."""
+    """WDL code of every entry, :data:`DONT_CARE` for non-positions and capture positions:
+    the plain definition (the writer computes the same result faster: :func:`filled_codes`)."""
     size = values.shape[0]
     codes = np.empty(size, dtype=np.uint8)
     step = (size + nchunks - 1) // nchunks

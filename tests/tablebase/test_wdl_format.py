@@ -265,3 +265,21 @@ def test_capture_into_a_missing_slice_names_it(db3_international, wdl_copy, tmp_
         with pytest.raises(MissingSliceError) as e:
             tb.probe_wdl("W:WK28:B23,K1")  # 28x19 leaves one king each: slice 0101
         assert e.value.slice == "0101"
+
+
+def test_run_scan_encoding_equals_the_plain_definition(db3_international) -> None:
+    """The writer's one-scan encoding gives exactly the codes of the plain definition: every
+    entry classified (non-position, capture, or its code), then don't-care filled."""
+    from tablebase.index import BINOM as binom
+    from tablebase.wdl import classify, fill_dont_care, filled_codes
+
+    v = INTERNATIONAL
+    for path in sorted(db3_international.glob("*.h5")):
+        s = parse_slice(path.stem)
+        values = read_slice(path, v, s)
+        counts = np.array(tuple(s), dtype=np.int64)
+        plain = classify(values, v.neighbours, v.rules, binom, counts, 3)
+        fill_dont_care(plain)
+        for chunks in (1, 7):
+            got = filled_codes(values, v.neighbours, v.rules, binom, counts, chunks)
+            np.testing.assert_array_equal(got, plain, err_msg=f"{s.name}, {chunks} chunks")
