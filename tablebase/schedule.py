@@ -304,6 +304,9 @@ def _cause(exc: BaseException, workers: dict) -> str:
     """:func:`describe`, and for a worker that died, how it ended: its signal or status
     (the pool ends the other workers with SIGTERM when one dies, so that one is last)."""
     if isinstance(exc, BrokenProcessPool):
+        deadline = time.monotonic() + 2.0  # the dead worker may not be reaped yet
+        for p in workers.values():
+            p.join(timeout=max(0.0, deadline - time.monotonic()))
         codes = [p.exitcode for p in workers.values() if p.exitcode]
         codes.sort(key=lambda c: c == -signal.SIGTERM)
         if codes and codes[0] < 0:
