@@ -30,7 +30,7 @@ from tablebase.rules import Move, legal_moves, play
 from tablebase.rules.notation import move_text
 from tablebase.rules.position import Position
 from tablebase.rules.variants import Variant, get_variant
-from tablebase.slices import Slice
+from tablebase.slices import UNCODED, Slice, material_code
 from tablebase.storage import (
     TableFileError,
     has_values,
@@ -43,9 +43,7 @@ from tablebase.values import RESULT_NAMES, decode
 from tablebase.wdl import (
     NEEDS_CAPTURES,
     NO_TABLE,
-    UNCODED,
     capture_closure,
-    material_code,
     new_buffers,
     result_of,
     result_quick,

@@ -62,7 +62,7 @@ class Slice(NamedTuple):
         return slice_size(variant.squares, variant.per_row, *self)
 
 
-UNCODED = -1  # material with more than seven pieces of a kind has no code
+UNCODED = 4096  # material with more than seven pieces of a kind: past every real code
 
 
 @njit(cache=True, inline="always")

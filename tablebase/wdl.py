@@ -27,20 +27,18 @@ from tablebase.index import (
     cursor_boards,
     cursor_next,
     cursor_start,
-    popcount,
     position_from_index,
     position_index,
     reverse_board,
 )
 from tablebase.rules import movegen as mg
 from tablebase.rules.variants import Variant
-from tablebase.slices import Slice, successors
+from tablebase.slices import UNCODED, Slice, material_code, successors
 from tablebase.values import wdl_code
 
 DONT_CARE = 3  # transient code while encoding; never stored
 MAX_CAPTURE_DEPTH = 16  # capture positions in a row, bounded by the pieces on the board
 NO_TABLE = -2  # result code base: -2 - material code for a slice that is not loaded
-UNCODED = 4096  # material code for more than seven pieces of a kind
 
 
 def packed_size(entries: int) -> int:
@@ -231,16 +229,6 @@ def capture_closure(s: Slice) -> set[Slice]:
 
 
 # --- probing -----------------------------------------------------------------------------
-
-
-@njit(cache=True, inline="always")
-def material_code(wm, wk, bm, bk):
-    """The material code of a position's bitboards (``Slice.code``), :data:`UNCODED` for
-    more than seven pieces of a kind (the one compiled home of the code, prober included)."""
-    n_wm, n_wk, n_bm, n_bk = popcount(wm), popcount(wk), popcount(bm), popcount(bk)
-    if max(max(n_wm, n_wk), max(n_bm, n_bk)) > 7:
-        return UNCODED
-    return ((n_wm * 8 + n_wk) * 8 + n_bm) * 8 + n_bk
 
 
 @njit(cache=True, inline="always")
