@@ -92,10 +92,18 @@ class PairSolution:
     values: np.ndarray  # uint8, or uint16 where distances need two bytes
     random_accesses: int
     levels: int
+    unstored_bits: dict[Slice, np.ndarray]  # per slice, a bit per entry: no WDL code needed
 
     def view(self, s: Slice) -> np.ndarray:
         pos, size = self.where[s]
         return self.values[pos : pos + size]
+
+    def dont_care(self, s: Slice) -> np.ndarray:
+        """Per entry of ``s``: not a position, or a capture pending (the compact WDL part
+        leaves these out; a probe resolves captures through their successors)."""
+        size = self.where[s][1]
+        bits = np.unpackbits(self.unstored_bits[s], count=size, bitorder="little")
+        return bits.view(np.bool_)
 
 
 def _counts(s: Slice) -> np.ndarray:
@@ -168,6 +176,7 @@ def _solve(
         total += s.size(variant)
     mirror_at = {s: where[s.mirror][0] for s in pair}
     state = np.empty(total, dtype=solve.state_dtype(vb))
+    flags = {s: np.zeros((size + 7) // 8, dtype=np.uint8) for s, (_, size) in where.items()}
     nchunks = max(1, threads) * 32
     old_chunk = numba.set_parallel_chunksize(1)  # chunks are handed out as threads free up
     try:
@@ -187,6 +196,7 @@ def _solve(
                 _counts(s),
                 nchunks,
                 vb,
+                flags[s],
             )
             top, reads = max(top, int(t)), reads + int(r)
         vmax = solve.max_value(vb)
@@ -220,7 +230,7 @@ def _solve(
         numba.set_parallel_chunksize(old_chunk)
     values = state.view(np.uint8 if vb == 8 else np.uint16)[:total]
     solve.compact_values(state, vb, values)
-    return PairSolution(where, values, reads, level - 1)
+    return PairSolution(where, values, reads, level - 1, flags)
 
 
 def slice_stats(variant: Variant, s: Slice, values: np.ndarray) -> tuple[SliceStats, str]:
@@ -285,7 +295,7 @@ def run_pair_task(
         if PARENT_PID is not None and os.getppid() != PARENT_PID:
             os._exit(1)  # the build that asked for this table is gone: write nothing
         try:  # the file is written with plain I/O: a full disk is an OSError with its errno
-            write_slice(dbp, variant, s, values, stats, fen)
+            write_slice(dbp, variant, s, values, stats, fen, dont_care=solution.dont_care(s))
         except OSError as e:
             raise SliceWriteError(s.name, str(slice_path(dbp, s)), describe(e)) from None
         out.append(stats)

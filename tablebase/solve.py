@@ -220,8 +220,10 @@ def _quiet_summary(vals, offsets, nbr, rules, binom, rev16, wm, wk, bm, bk):
 
 
 @njit(cache=True)
-def _init_range(state, soff, vals, offsets, nbr, rules, binom, rev16, lo, hi, counts, vb):
-    """Pass 1 over entries ``lo..hi`` of one slice; returns (top value, table reads)."""
+def _init_range(state, soff, vals, offsets, nbr, rules, binom, rev16, lo, hi, counts, vb, flags):
+    """Pass 1 over entries ``lo..hi`` of one slice; returns (top value, table reads). Sets
+    bit ``idx`` of ``flags`` for entries that are not positions or have a capture pending
+    (the entries the compact WDL part need not store)."""
     nsq = rules[0]
     width = rules[5]
     dec = 1 << (2 * vb - 1)
@@ -244,9 +246,11 @@ def _init_range(state, soff, vals, offsets, nbr, rules, binom, rev16, lo, hi, co
             cursor_boards(nsq, width, counts, cur, changed, boards, free1, free2)
         if boards[4] == 0:
             state[soff + idx] = dec  # not a position: a decided draw nobody reads
+            flags[idx >> 3] |= np.uint8(1 << (idx & 7))
             continue
         wm, wk, bm, bk = boards[0], boards[1], boards[2], boards[3]
         if mg.has_capture(nbr, rules, True, wm, wk, bm, bk):
+            flags[idx >> 3] |= np.uint8(1 << (idx & 7))
             n = mg.generate_moves(nbr, rules, True, wm, wk, bm, bk, moves, ws)
             # the successors' places first (prefetched), then their values
             for i in range(n):
@@ -290,17 +294,21 @@ def _init_range(state, soff, vals, offsets, nbr, rules, binom, rev16, lo, hi, co
 
 
 @njit(cache=True, parallel=True)
-def init_slice(state, soff, vals, offsets, nbr, rules, binom, rev16, size, counts, nchunks, vb):
+def init_slice(
+    state, soff, vals, offsets, nbr, rules, binom, rev16, size, counts, nchunks, vb, flags
+):
     """Pass 1 over one slice of the pair (see module docstring); returns ``(largest value
-    or exit value seen, tables read)``."""
+    or exit value seen, tables read)``. ``flags`` (one bit per entry of the slice, zeroed)
+    gets the entries without a stored WDL code: not positions, or a capture pending."""
     step = (size + nchunks - 1) // nchunks
+    step = (step + 7) // 8 * 8  # whole bytes of flags per chunk: no two threads share one
     out = np.zeros((nchunks, 2), dtype=np.int64)
     for c in prange(nchunks):
         lo = c * step
         hi = min(size, lo + step)
         if lo < hi:
             t, r = _init_range(
-                state, soff, vals, offsets, nbr, rules, binom, rev16, lo, hi, counts, vb
+                state, soff, vals, offsets, nbr, rules, binom, rev16, lo, hi, counts, vb, flags
             )
             out[c, 0] = t
             out[c, 1] = r

@@ -160,7 +160,7 @@ def failing_write_task(
 
         code = int((Path(db) / "errno.txt").read_text())
 
-        def write_slice(db, variant, s, *args):
+        def write_slice(db, variant, s, *args, **kwargs):
             raise OSError(code, os.strerror(code), str(slice_path(db, s)) + ".tmp")
 
         generator.write_slice = write_slice

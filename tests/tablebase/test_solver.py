@@ -191,3 +191,24 @@ def test_working_memory_is_two_bytes_per_entry() -> None:
     assert solve.max_value(8) == 254
     # the largest 6-piece pair (2.4 G entries) with its dependencies fits in 24 GiB
     assert solve.task_memory_bytes(2_400_000_000, 6_000_000_000) < 20 * 2**30
+
+
+def test_dont_care_entries_are_the_wdl_parts_definition(db3_international) -> None:
+    """The solver's flags of entries without a stored WDL code (not positions, captures
+    pending) equal the WDL part's own plain definition of them."""
+    from tablebase.wdl import DONT_CARE, classify
+
+    for names in (("1020", "2010"), ("0201", "0102"), ("1011", "1110")):
+        pair = tuple(parse_slice(n) for n in names)
+        deps = generator.dependency_tables(db3_international, INTERNATIONAL, pair)
+        solution = generator.solve_tables(INTERNATIONAL, pair, deps, 2)
+        for s in pair:
+            codes = classify(
+                solution.view(s),
+                INTERNATIONAL.neighbours,
+                INTERNATIONAL.rules,
+                BINOM,
+                np.array(tuple(s), dtype=np.int64),
+                4,
+            )
+            assert np.array_equal(solution.dont_care(s), codes == DONT_CARE)
