@@ -90,7 +90,7 @@ class ServiceSettings:
     search_nodes: int = 200_000  # tablebase search budget per ruled game
     threads: int = 2  # rulings run on at most this many worker threads (see SERVICE.md)
     probe_threads: int = 2  # probes have their own threads: they never queue behind rulings
-    request_ms: int = 5000  # time budget of one /adjudicate request; past it: unknown
+    request_ms: int = 5000  # time budget of one request (a ruling, a /probe count search)
     max_connections: int = 1000  # open connections; more are answered 503 at once
     idle_seconds: int = 5  # an idle (keep-alive) connection is closed after this
 
@@ -398,6 +398,7 @@ class Service:
                 moves,
                 nodes=self.settings.search_nodes,
                 shortcut=shortcut_holds_for(tb),
+                deadline=time.monotonic() + self.settings.request_ms / 1000,
             )
         except LookupError:
             return  # a move leads outside the tables: the values stay null

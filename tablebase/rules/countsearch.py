@@ -257,15 +257,17 @@ def under_count(
     *,
     nodes: int = 100_000,
     shortcut: bool = True,
+    deadline: float | None = None,
 ) -> tuple[Count, str, list[str]]:
     """The count running in ``pos`` with ``elapsed`` plies on it, and ``result_under_count``
     of the position and of each move (``"win"``, ``"draw"``, ``"loss"`` from the mover's
-    side, or ``"unknown"`` past the node budget or without distances in the tables), the
+    side, or ``"unknown"`` past the node budget, past ``deadline`` (a ``time.monotonic()``
+    value, shared by all the values) or without distances in the tables), the
     moves in the order given (default:
     :func:`legal_moves`). ``LookupError`` when a needed slice is not in the tables."""
     count = replace(counter.start(pos), elapsed=elapsed)
     moves = legal_moves(pos) if moves is None else moves
-    search = Search(tb, counter, frozenset(), nodes, shortcut)
+    search = Search(tb, counter, frozenset(), nodes, shortcut, deadline)
     try:
         whole = RESULT_NAMES[result_under_count(search, pos, count)]
     except (SearchLimit, NoDistances):

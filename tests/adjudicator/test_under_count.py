@@ -84,6 +84,21 @@ def test_a_sacrifice_restarts_the_count(db):
         assert under_count(tb, pos, cumulative, 17)[1] == "win"  # 15 plies fit
 
 
+def test_a_spent_deadline_gives_unknown_values(db):
+    """The count search stops at its deadline (the service's per-request budget): the
+    values it could not finish are "unknown", never a guess."""
+    import time
+
+    with tablebase.open(db) as tb:
+        pos = Position.from_fen(SLOW, INTERNATIONAL)
+        counter = Counter(INTERNATIONAL.draw_rules)
+        count, whole, per_move = under_count(
+            tb, pos, counter, 18, shortcut=False, deadline=time.monotonic() - 1
+        )
+        assert whole == "unknown" and set(per_move) == {"unknown"}
+        assert under_count(tb, pos, counter, 18, shortcut=False)[1] == "win"
+
+
 def test_service_probe_with_elapsed(db):
     app = create_app({"international": db}, ServiceSettings())
     with TestClient(app) as client:
