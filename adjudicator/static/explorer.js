@@ -15,6 +15,9 @@
   const VARIANTS = {
     international: { size: 10, firstMover: "W", start: "W:W31-50:B1-20" },
     english: { size: 8, firstMover: "B", start: "B:W21-32:B1-12" },
+    // Russian and Brazilian squares are named a1-h8 (a1 dark, white at the bottom)
+    russian: { size: 8, firstMover: "W", start: "W:W21-32:B1-12", names: true },
+    brazilian: { size: 8, firstMover: "W", start: "W:W21-32:B1-12", names: true },
   };
   const CYCLE = ["", "w", "W", "b", "B"];
   const CELL = 60;
@@ -46,6 +49,25 @@
     const row = Math.floor((square - 1) / perRow);
     const k = (square - 1) % perRow;
     return { row, col: 2 * k + (row % 2 === 0 ? 1 : 0) };
+  }
+
+  function squareName(square) {
+    const { size } = geometry();
+    const { row, col } = coords(square);
+    return `${"abcdefghijklmnop"[col]}${size - row}`;
+  }
+
+  function squareLabel(square) {
+    return VARIANTS[state.variant].names ? squareName(square) : String(square);
+  }
+
+  function squareOfName(name) {
+    // "c3" -> the square number; 0 when it is not a dark square of the board
+    const { size, perRow } = geometry();
+    const col = "abcdefghijklmnop".indexOf(name[0].toLowerCase());
+    const row = size - Number(name.slice(1));
+    if (col < 0 || col >= size || row < 0 || row >= size || (row + col) % 2 === 0) return 0;
+    return row * perRow + Math.floor(col / 2) + 1;
   }
 
   function promotionRow(square, colour) {
@@ -107,10 +129,17 @@
         if (!token) continue;
         const king = token[0].toUpperCase() === "K";
         const body = king ? token.slice(1) : token;
-        const m = /^(\d+)(?:-(\d+))?$/.exec(body);
-        if (!m) throw new Error(`bad square token ${token}`);
-        const lo = Number(m[1]);
-        const hi = m[2] ? Number(m[2]) : lo;
+        let lo;
+        let hi;
+        if (/^[a-pA-P]\d{1,2}$/.test(body)) {
+          lo = hi = squareOfName(body);
+          if (!lo) throw new Error(`not a dark square of the board: ${token}`);
+        } else {
+          const m = /^(\d+)(?:-(\d+))?$/.exec(body);
+          if (!m) throw new Error(`bad square token ${token}`);
+          lo = Number(m[1]);
+          hi = m[2] ? Number(m[2]) : lo;
+        }
         if (lo < 1 || hi > squares || hi < lo) throw new Error(`square out of range in ${token}`);
         for (let sq = lo; sq <= hi; sq++) {
           if (pieces[sq]) throw new Error(`square ${sq} given twice`);
@@ -150,7 +179,7 @@
         transform: `translate(${col * CELL},${row * CELL})` }, board);
       svg("rect", { width: CELL, height: CELL, class: "dark" }, g);
       const label = svg("text", { x: 4, y: 13, class: "number" }, g);
-      label.textContent = sq;
+      label.textContent = squareLabel(sq);
       g.addEventListener("click", () => cycleSquare(sq, 1));
       g.addEventListener("contextmenu", (event) => {
         event.preventDefault();

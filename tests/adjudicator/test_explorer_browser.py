@@ -145,6 +145,22 @@ def test_english_board_through_the_fen_box(page, server):
     assert shown_moves(page) == expected and expected[0][1] == "win"
 
 
+def test_russian_board_has_named_squares_and_reads_named_fens(page):
+    page.evaluate("(s => { s.value = 'russian'; s.dispatchEvent(new Event('change')); })(variant)")
+    page.wait_for("document.querySelectorAll('#board [data-square]').length === 32")
+    labels = page.evaluate(
+        "[1, 4, 29, 32].map(s => document.querySelector(`[data-square='${s}'] text`).textContent)"
+    )
+    assert labels == ["b8", "h8", "a1", "g1"]  # a1 dark, white at the bottom
+    page.type_into("#fen", "W:Wc3,Kg1:Bf6")
+    page.click("#fen-apply")
+    page.wait_for("document.querySelector('[data-square=\"22\"]').dataset.piece === 'w'")
+    pieces = page.evaluate(
+        "[22, 32, 11].map(s => document.querySelector(`[data-square='${s}']`).dataset.piece)"
+    )
+    assert pieces == ["w", "W", "b"]
+
+
 def test_position_outside_the_tables_shows_the_error_and_the_moves(page):
     page.click("#start")
     wait_ready(page, "W:W31-50:B1-20")
