@@ -23,7 +23,7 @@ from tablebase.faults import SliceWriteError, describe
 from tablebase.index import BINOM, REVERSE16, position_from_index
 from tablebase.rules.position import Position
 from tablebase.rules.variants import Variant, get_variant
-from tablebase.slices import Slice, pair_dependencies
+from tablebase.slices import Slice, flat_offsets, pair_dependencies
 from tablebase.storage import (
     SliceStats,
     TableFileError,
@@ -59,15 +59,9 @@ class FlatTables:
         dtype: type = np.uint8,
     ) -> None:
         self.variant = variant
-        self.vals = np.zeros(sum(s.size(variant) for s in slices), dtype=dtype)
-        self.offsets = np.full(8 * 8 * 8 * 8, -1, dtype=np.int64)
-        self.where: dict[Slice, tuple[int, int]] = {}
-        pos = 0
-        for s in slices:
-            size = s.size(variant)
-            self.offsets[s.code] = pos
-            self.where[s] = (pos, size)
-            pos += size
+        self.offsets, total = flat_offsets({s.code: s.size(variant) for s in slices})
+        self.vals = np.zeros(total, dtype=dtype)
+        self.where = {s: (int(self.offsets[s.code]), s.size(variant)) for s in slices}
 
     def view(self, s: Slice) -> np.ndarray:
         pos, size = self.where[s]

@@ -30,7 +30,7 @@ from tablebase.rules import Move, legal_moves, play
 from tablebase.rules.notation import move_text
 from tablebase.rules.position import Position
 from tablebase.rules.variants import Variant, get_variant
-from tablebase.slices import UNCODED, Slice, material_code
+from tablebase.slices import UNCODED, Slice, concatenate_tables, material_code
 from tablebase.storage import (
     TableFileError,
     has_values,
@@ -372,14 +372,9 @@ class Tablebase:
                     self._wdl_tables[t.code] = self.wdl_table(t, fen)
         if not added:
             return
-        order = sorted(self._wdl_tables)
-        self._wdl_flat = np.concatenate([self._wdl_tables[c] for c in order])
-        offsets = np.full(4096, -1, dtype=np.int64)
-        pos_ = 0
-        for c in order:
-            offsets[c] = pos_
-            pos_ += self._wdl_tables[c].shape[0]
-        self._wdl_offsets = offsets
+        self._wdl_flat, self._wdl_offsets = concatenate_tables(
+            {c: self._wdl_tables[c] for c in sorted(self._wdl_tables)}
+        )
 
     def wdl_table(self, s: Slice, fen: str = "") -> np.ndarray:
         """The packed WDL part of slice ``s`` (read and checked; see :mod:`tablebase.wdl`)."""
@@ -391,13 +386,8 @@ class Tablebase:
     def _rebuild_flat(self, codes: np.ndarray) -> None:
         """Lay the slices batch probes need end to end in one array (kept between calls)."""
         wanted = sorted(set(np.flatnonzero(self._flat_offsets >= 0).tolist()) | set(codes.tolist()))
-        tables = [self._table_of_code(int(c)) for c in wanted]  # loads and checks them
-        self._flat = np.concatenate(tables)
-        self._flat_offsets = np.full(4096, -1, dtype=np.int64)
-        pos = 0
-        for c, t in zip(wanted, tables, strict=True):
-            self._flat_offsets[c] = pos
-            pos += t.shape[0]
+        tables = {int(c): self._table_of_code(int(c)) for c in wanted}  # loads and checks
+        self._flat, self._flat_offsets = concatenate_tables(tables)
 
     def _table_of_code(self, code: int) -> np.ndarray:
         t = self._by_code.get(code)

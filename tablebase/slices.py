@@ -12,6 +12,7 @@ from collections.abc import Callable
 from functools import cache
 from typing import NamedTuple
 
+import numpy as np
 from numba import njit
 
 from tablebase.rules.bits import popcount
@@ -80,6 +81,25 @@ def material_code(wm, wk, bm, bk):
     if max(max(n_wm, n_wk), max(n_bm, n_bk)) > 7:
         return UNCODED
     return slice_code(n_wm, n_wk, n_bm, n_bk)
+
+
+def flat_offsets(sizes: dict[int, int]) -> tuple[np.ndarray, int]:
+    """The flat table of slices: ``offsets[material code]`` of tables of the given sizes
+    (by material code) laid end to end in the order given, ``-1`` for absent codes; and the
+    total length. Compiled lookups index ``flat[offsets[code] + index]``."""
+    offsets = np.full(UNCODED + 1, -1, dtype=np.int64)
+    pos = 0
+    for code, size in sizes.items():
+        offsets[code] = pos
+        pos += size
+    return offsets, pos
+
+
+def concatenate_tables(tables: dict[int, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The tables (by material code, in the order given) as one flat array, with the
+    offsets of :func:`flat_offsets`."""
+    offsets, _ = flat_offsets({c: t.shape[0] for c, t in tables.items()})
+    return np.concatenate(list(tables.values())), offsets
 
 
 MAX_PIECES = 7  # the largest database the build graph and the material codes support
