@@ -230,22 +230,19 @@ def _solve(
 def slice_stats(variant: Variant, s: Slice, values: np.ndarray) -> tuple[SliceStats, str]:
     """Counts of a solved slice and the FEN of its longest win ('' if none)."""
     valid = solve.valid_mask(values.shape[0], variant.squares, variant.per_row, _counts(s), BINOM)
-    v = values[valid]
-    nz = v[v > 0]
-    wins_mask = nz % 2 == 0
-    wins = int(wins_mask.sum())
-    losses = int(nz.shape[0] - wins)
-    draws = int(v.shape[0] - nz.shape[0])
-    longest, example, fen = -1, -1, ""
+    positions, wins, losses, top, example = solve.value_counts(values, valid)
+    del valid
+    draws = positions - wins - losses
+    longest, fen = -1, ""
     if wins:
-        top = int(nz[wins_mask].max())
         longest = top - 1
-        example = int(np.flatnonzero(values == top)[0])
         wm, wk, bm, bk, _ = position_from_index(
             example, variant.squares, variant.per_row, *tuple(s), BINOM
         )
         fen = Position(int(wm), int(wk), int(bm), int(bk), True, variant).fen()
-    stats = SliceStats(int(v.shape[0]), wins, draws, losses, longest, example)
+    else:
+        example = -1
+    stats = SliceStats(int(positions), int(wins), int(draws), int(losses), longest, int(example))
     return stats, fen
 
 

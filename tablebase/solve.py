@@ -77,13 +77,15 @@ def task_memory_bytes(pair_entries: int, dependency_entries: int) -> int:
     """Estimated peak memory of solving a pair of ``pair_entries`` index entries whose
     dependencies hold ``dependency_entries`` entries (working state, tables, fixed cost).
 
-    Half a byte per pair entry more covers the copy of one slice's values while its file is
-    written."""
-    fixed = 256 << 20  # interpreter, numba and its compiled code
+    Writing a slice's file (its counts, its WDL part, whose codes take a byte an entry, the
+    don't-care flags unpacked) costs about six bytes per entry of the slice more: 3 per pair
+    entry. Calibrated on the largest 5-piece pair (210 M entries, 113 M in dependencies),
+    whose worker peaked at 1.69 GB; this estimate gives 1.70 GB."""
+    fixed = 512 << 20  # interpreter, numba, h5py and the compiled code
     return (
         PAIR_BYTES_PER_ENTRY * pair_entries
         + DEPENDENCY_BYTES_PER_ENTRY * dependency_entries
-        + pair_entries // 2
+        + pair_entries * 3
         + fixed
     )
 
@@ -473,6 +475,30 @@ def compact_values(state, vb, out):
     for i in range(state.shape[0]):
         s = np.int64(state[i])
         out[i] = s & vmask if s & dec else 0
+
+
+@njit(cache=True)
+def value_counts(values, valid):
+    """``(positions, wins, losses, largest win value, first entry holding it)`` of a solved
+    slice, over its valid entries, in one pass without temporary arrays."""
+    positions = wins = losses = 0
+    top = 0
+    first = -1
+    for i in range(values.shape[0]):
+        if not valid[i]:
+            continue
+        positions += 1
+        v = np.int64(values[i])
+        if v == 0:
+            continue
+        if v % 2 == 0:
+            wins += 1
+            if v > top:
+                top = v
+                first = i
+        else:
+            losses += 1
+    return positions, wins, losses, top, first
 
 
 @njit(cache=True)
