@@ -77,15 +77,15 @@ def task_memory_bytes(pair_entries: int, dependency_entries: int) -> int:
     """Estimated peak memory of solving a pair of ``pair_entries`` index entries whose
     dependencies hold ``dependency_entries`` entries (working state, tables, fixed cost).
 
-    Writing a slice's file (its counts, its WDL part, whose codes take a byte an entry, the
-    don't-care flags unpacked) costs about six bytes per entry of the slice more: 3 per pair
-    entry. Calibrated on the largest 5-piece pair (210 M entries, 113 M in dependencies),
-    whose worker peaked at 1.69 GB; this estimate gives 1.70 GB."""
-    fixed = 512 << 20  # interpreter, numba, h5py and the compiled code
+    Writing a slice's file costs about three bytes per entry of the slice more (its WDL
+    codes, the don't-care flags unpacked, the values read back to check the file): 1.5 per
+    pair entry. The fixed part is calibrated on the largest 5-piece pair (210 M entries,
+    113 M in dependencies), whose worker peaked at 1.69 GB; this estimate gives 1.70 GB."""
+    fixed = 832 << 20  # interpreter, numba's runtime and compiled code, h5py
     return (
         PAIR_BYTES_PER_ENTRY * pair_entries
         + DEPENDENCY_BYTES_PER_ENTRY * dependency_entries
-        + pair_entries * 3
+        + pair_entries * 3 // 2
         + fixed
     )
 
