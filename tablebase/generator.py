@@ -214,7 +214,7 @@ def _solve(
                     level,
                     nchunks,
                     vb,
-                    threads > 1,
+                    numba.get_num_threads() > 1,  # the threads prange really uses
                 )
                 nset, reads = nset + int(n), reads + int(v)
             if nset:
