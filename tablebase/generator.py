@@ -145,7 +145,9 @@ def solve_tables(
     variant: Variant, pair: tuple[Slice, ...], deps: FlatTables, threads: int
 ) -> PairSolution:
     """Solve the pair from its dependencies ``deps`` (see :mod:`tablebase.solve`), with
-    one-byte values, or two-byte values when a distance needs them."""
+    one-byte values, or two-byte values when a distance needs them. Uses ``threads``
+    compiled threads (the level passes store counters without atomics on one thread)."""
+    numba.set_num_threads(min(max(1, threads), numba.config.NUMBA_NUM_THREADS))
     if deps.vals.dtype == np.uint8:
         try:
             return _solve(variant, pair, deps, threads, 8)
@@ -214,7 +216,7 @@ def _solve(
                     level,
                     nchunks,
                     vb,
-                    numba.get_num_threads() > 1,  # the threads prange really uses
+                    threads > 1,
                 )
                 nset, reads = nset + int(n), reads + int(v)
             if nset:
