@@ -151,14 +151,10 @@ def position_from_index(idx, nsq, width, nwm, nwk, nbm, nbk, binom):
     return wm, wk, bm, bk, True
 
 
-def _reverse_table() -> np.ndarray:
-    t = np.zeros(1 << 16, dtype=np.uint64)
-    for i in range(1 << 16):
-        t[i] = int(f"{i:016b}"[::-1], 2)
-    return t
-
-
-REVERSE16 = _reverse_table()
+# The former 16-bit reversal table: :func:`reverse_board` no longer reads it, so it is an
+# empty array now, kept only because compiled callers still pass it (building the 512 KB
+# table cost every import a 65,536-step Python loop).
+REVERSE16 = np.zeros(0, dtype=np.uint64)
 
 
 _M1 = np.uint64(0x5555555555555555)
@@ -174,7 +170,7 @@ def reverse_board(x, nsq, rev16):
 
     The 64 bits are reversed by swapping ever larger halves (register operations only; the
     solver does this four times per predecessor, so a table in memory would cost cache
-    misses). ``rev16``, the former lookup table, is accepted and not needed.
+    misses). ``rev16`` (:data:`REVERSE16`, now empty) is accepted and not read.
     """
     x = ((x >> np.uint64(1)) & _M1) | ((x & _M1) << np.uint64(1))
     x = ((x >> np.uint64(2)) & _M2) | ((x & _M2) << np.uint64(2))

@@ -501,15 +501,6 @@ def value_counts(values, valid):
     return positions, wins, losses, top, first
 
 
-@njit(cache=True)
-def max_byte(vals, lo, hi):
-    m = 0
-    for i in range(lo, hi):
-        if vals[i] > m:
-            m = vals[i]
-    return m
-
-
 @njit(cache=True, parallel=True)
 def verify_range(vals, offsets, nbr, rules, binom, rev16, off, counts, indices, nchunks):
     """Local consistency: each listed position's byte re-derived from its successors.
