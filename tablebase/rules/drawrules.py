@@ -13,7 +13,8 @@ The schema, in plies throughout:
 - ``count``: the general count (:class:`MoveCount`): ``plies`` without a reset draws.
   ``man_move_resets`` / ``capture_resets`` say which moves start it afresh; any other move
   adds one ply. International: 25-move rule, 50 plies of king moves without capture (both
-  reset). English: 40-move rule, 80 plies without a man move or a capture.
+  reset). English: 40-move rule, 80 plies without a man move or a capture. ``plies`` 0
+  (:data:`NO_COUNT`) means the rules have no general count (Frisian): it never runs out.
 - ``count_is_setting``: the general count's length is a tournament setting (English: 40
   moves each by default; the adjudicator's ``--english-count``), not fixed by the rules.
 - ``presets``: alternative general counts chosen by name (English ``"casual"``: 50 moves
@@ -25,6 +26,13 @@ The schema, in plies throughout:
   (a bitboard: bit ``i`` is square ``i + 1``; Russian 7.2.7, the lone king on the long
   diagonal). International: a lone king against three pieces with at least one king, 16 moves
   (32 plies); against one or two pieces with a king, 5 moves (10).
+- ``drawn_unless_capture`` on an ending: the position is drawn the moment the ending arises
+  unless a capture is forced now or on the next move, i.e. the side to move can capture, or
+  every move it has leaves the opponent a capture (Frisian king against king). Compiled
+  callers settle this with :func:`settle_start` when such a count starts; it then keeps its
+  ``plies`` (2: the capture ends the game within them) or gets limit 0 (drawn at once). A
+  table probe needs no search for it: a win forced within the count's 2 plies is exactly
+  "a capture now or one the loser cannot avoid next move".
 
 How an ending count runs (RULES.md): it starts at the move that creates the ending's
 material (that move not counted) and then every ply counts, man moves and promotions
@@ -49,12 +57,14 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from numba import njit
 
+from tablebase.rules import movegen as mg
 from tablebase.rules.bits import popcount
 
 Disputed = str  # "restart" | "cumulative"
 DISPUTED = ("restart", "cumulative")
 GENERAL = -1
 ANY = 99  # an upper bound no material reaches
+NO_LIMIT = 1 << 62  # the limit of a general count the rules do not have (never reached)
 
 
 @dataclass(frozen=True)
@@ -89,6 +99,9 @@ class MoveCount:
     capture_resets: bool = True
 
 
+NO_COUNT = MoveCount("no", 0)  # rules without a general count (Frisian)
+
+
 @dataclass(frozen=True)
 class EndingCount:
     """A count that replaces the general one while the material matches ``weak`` against
@@ -101,6 +114,7 @@ class EndingCount:
     total: tuple[int, int] = (0, ANY)
     restart_on_change: bool = False
     weak_squares: int = 0
+    drawn_unless_capture: bool = False
 
     def row(self) -> list[int]:
         return [
@@ -110,6 +124,7 @@ class EndingCount:
             *self.total,
             int(self.restart_on_change),
             self.weak_squares,
+            int(self.drawn_unless_capture),
         ]
 
 
@@ -175,10 +190,18 @@ class DrawRules:
 
 # Layout of DrawRules.table().
 T_THREEFOLD, T_PLIES, T_MAN_RESETS, T_CAPTURE_RESETS, T_DISPUTED, T_NENDINGS = range(6)
-T_ENDINGS, T_ENDING_FIELDS = 6, 17
+T_ENDINGS, T_ENDING_FIELDS = 6, 18
 # Within an ending's fields: plies, weak side (6), strong side (6), total (2), restart flag,
-# weak-king squares.
-E_PLIES, E_WEAK, E_STRONG, E_TOTAL, E_RESTART, E_SQUARES = 0, 1, 7, 13, 15, 16
+# weak-king squares, drawn-unless-capture flag.
+E_PLIES, E_WEAK, E_STRONG, E_TOTAL, E_RESTART, E_SQUARES, E_UNLESS_CAPTURE = (
+    0,
+    1,
+    7,
+    13,
+    15,
+    16,
+    17,
+)
 
 
 INTERNATIONAL_RULES = DrawRules(
@@ -231,6 +254,23 @@ RUSSIAN_RULES = DrawRules(
 BRAZILIAN_RULES = RUSSIAN_RULES
 
 
+# Frisian draughts (docs/RULES-VARIANTS.md "Frisian draw rules" cites the official rules and
+# states each reading). No threefold rule and no general count. Two kings against one king:
+# drawn after seven moves each (14 plies from the move that made the material, that move not
+# counted; nothing inside the ending can restart it, as any capture or promotion leaves it).
+# King against king: drawn at once unless a capture is forced now or on the next move.
+_TWO_KINGS = SideMaterial(men=(0, 0), kings=(2, 2))
+
+FRISIAN_RULES = DrawRules(
+    threefold=False,
+    count=NO_COUNT,
+    endings=(
+        EndingCount("7-move", 14, LONE_KING, _TWO_KINGS),
+        EndingCount("king-against-king", 2, LONE_KING, LONE_KING, drawn_unless_capture=True),
+    ),
+)
+
+
 # ------------------------------------------------------------------------ compiled core
 
 
@@ -274,7 +314,7 @@ def material_ending(table, wm, wk, bm, bk):
 def fresh_count(table, rule):
     """(rule, limit, 0): count ``rule`` starting now."""
     if rule < 0:
-        return GENERAL, table[T_PLIES], 0
+        return GENERAL, table[T_PLIES] if table[T_PLIES] > 0 else NO_LIMIT, 0
     return rule, table[T_ENDINGS + rule * T_ENDING_FIELDS], 0
 
 
@@ -307,6 +347,37 @@ def count_after(table, rule, limit, elapsed, old_ending, new_ending, man_moved, 
     if table[T_DISPUTED] == 0 or limit - (elapsed + 1) > f_limit:
         return f_rule, f_limit, f_elapsed
     return rule, limit, elapsed + 1
+
+
+@njit(cache=True)
+def capture_forced(nbr, rules, white, wm, wk, bm, bk, buf, ws):
+    """True when a capture is forced now or on the next move in the position (bitboards,
+    ``white`` to move): the side to move can capture, or it has moves and every one of them
+    leaves the opponent a capture (or it has none: it has lost)."""
+    own_m, own_k, opp_m, opp_k = (wm, wk, bm, bk) if white else (bm, bk, wm, wk)
+    if mg.has_capture(nbr, rules, white, own_m, own_k, opp_m, opp_k):
+        return True
+    n = mg.generate_moves(nbr, rules, white, own_m, own_k, opp_m, opp_k, buf, ws)
+    for i in range(n):
+        a, b, c, d = mg.play_row(own_m, own_k, opp_m, opp_k, buf, i)
+        if not mg.has_capture(nbr, rules, not white, a, b, c, d):
+            return False
+    return True
+
+
+@njit(cache=True)
+def settle_start(nbr, rules, table, rule, limit, elapsed, wm, wk, bm, bk, white, buf, ws):
+    """The count as it stands in a position (bitboards, ``white`` to move) where it may have
+    just started: a ``drawn_unless_capture`` ending with no ply on it gets limit 0 (drawn at
+    once) unless :func:`capture_forced`; any other count is returned unchanged. ``buf``/``ws``
+    are a move buffer and workspace it may overwrite."""
+    if rule < 0 or elapsed != 0 or limit == 0:
+        return rule, limit, elapsed
+    if table[T_ENDINGS + rule * T_ENDING_FIELDS + E_UNLESS_CAPTURE] == 0:
+        return rule, limit, elapsed
+    if capture_forced(nbr, rules, white, wm, wk, bm, bk, buf, ws):
+        return rule, limit, elapsed
+    return rule, 0, 0
 
 
 # ------------------------------------------------------------------------ Python face
