@@ -7,7 +7,14 @@ bitboard is PDN square ``i + 1``. ``nbr`` and ``rules`` come from :class:`Varian
 
 Piece sets are moved a diagonal step at a time with shifts (``GEO_MASK``/``GEO_SHIFT``, built
 from the variant geometry), so capture detection works on whole bitboards; only the pieces
-that can capture are searched, and loops visit set bits rather than every square.
+that can capture are searched, and loops visit set bits rather than every square. Where the
+variant also captures straight (Frisian, ``rules[R_STRAIGHT]``), captures search the eight
+directions of its 8-column ``nbr`` (quiet moves stay diagonal, columns 0-3), and with
+``rules[R_VALUE]`` the capture of greatest value is kept (:func:`capture_key`).
+
+Frisian's king-move limit is state outside the bitboards: :func:`generate_moves_barred`
+leaves out the quiet moves of one barred king, :func:`king_barred` says which king that is,
+:func:`king_run_after` and :func:`king_run_kept` carry a side's run over a move.
 
 Moves are written into a ``uint64[MAX_MOVES, MOVE_FIELDS]`` buffer, one row per move:
 ``from, to, captured-bitboard, number captured, path length, crowns, path squares...``. A
@@ -30,6 +37,7 @@ import numpy as np
 from numba import njit
 
 from tablebase.rules.bits import lowest_square as _lowest
+from tablebase.rules.bits import popcount
 
 MAX_MOVES = 512
 MAX_PATH = 32
@@ -39,6 +47,7 @@ MAX_NODES = 1 << 15  # capture-search tree nodes per position
 
 # rules[] layout, mirrored from variants.R_*
 _NSQ, _FLYING, _MEN_BACK, _MAJORITY, _CROWNING, _WIDTH = 0, 1, 2, 3, 4, 5
+_KING_LIMIT, _STRAIGHT, _VALUE = 6, 7, 8
 # rules[_CROWNING], mirrored from variants.CROWNING: what a man reaching its promotion row
 # in the middle of a capture does
 CROWN_PASSES, CROWN_STOPS, CROWN_CONTINUES = 0, 1, 2
@@ -52,20 +61,24 @@ def _geometry_tables() -> tuple[np.ndarray, np.ndarray]:
 
     In PDN numbering a diagonal step is a shift whose size depends on the row's parity, so
     ``GEO_MASK[w, d, k]`` holds the squares whose neighbour in direction ``d`` lies
-    ``GEO_SHIFT[w, d, k]`` bits away (down for directions 2, 3; up for 0, 1).
+    ``GEO_SHIFT[w, d, k]`` bits away (down for directions 2, 3, 6, 7; up for 0, 1, 4, 5).
+    A straight step (directions 4-7) is one shift: a row down or up is ``2 * w`` bits, a
+    square left or right one bit.
     """
     from tablebase.rules.variants import INTERNATIONAL
 
-    masks = np.zeros((6, 4, 2), dtype=np.uint64)
-    shifts = np.zeros((6, 4, 2), dtype=np.int64)
+    masks = np.zeros((6, 8, 2), dtype=np.uint64)
+    shifts = np.zeros((6, 8, 2), dtype=np.int64)
     for width in range(1, 6):
-        v = dataclasses.replace(INTERNATIONAL, name=f"width{width}", size=2 * width)
-        by_shift: list[dict[int, int]] = [{} for _ in range(4)]
+        v = dataclasses.replace(
+            INTERNATIONAL, name=f"width{width}", size=2 * width, straight_captures=True
+        )
+        by_shift: list[dict[int, int]] = [{} for _ in range(8)]
         for i, row in enumerate(v.neighbours):
             for d, j in enumerate(row):
                 if j >= 0:
                     by_shift[d][abs(j - i)] = by_shift[d].get(abs(j - i), 0) | (1 << i)
-        for d in range(4):
+        for d in range(8):
             assert len(by_shift[d]) <= 2
             for k, (shift, mask) in enumerate(sorted(by_shift[d].items())):
                 masks[width, d, k] = mask
@@ -106,6 +119,16 @@ def _step(b, width, d):
     return (lo[0] << lo[1]) | (hi[0] << hi[1])
 
 
+@njit(cache=True, inline="always")
+def _step_straight(b, width, d):
+    """Every square of ``b`` moved one straight step in direction ``d`` (4-7)."""
+    mask = b & GEO_MASK[width, d, 0]
+    shift = np.uint64(GEO_SHIFT[width, d, 0])
+    if d < 6:
+        return mask >> shift
+    return mask << shift
+
+
 @njit(cache=True)
 def promotion_row(rules, white):
     """Bitboard of the row where men of the given colour are crowned."""
@@ -125,8 +148,9 @@ def _forward(d, white):
 
 
 @njit(cache=True)
-def _king_can_capture(nbr, sq, flying, opp, empty):
-    for d in range(4):
+def _king_can_capture(nbr, sq, flying, opp, empty, ndir):
+    """True if the king on ``sq`` can capture in one of the first ``ndir`` directions."""
+    for d in range(ndir):
         t = nbr[sq, d]
         if flying:
             while t >= 0 and (empty & bit(t)):
@@ -167,6 +191,31 @@ def has_capture(nbr, rules, white, own_m, own_k, opp_m, opp_k):
                 ray &= empty
             if _step(hit & opp, width, d) & empty:
                 return True
+    if rules[_STRAIGHT] != 0:
+        return _has_straight_capture(rules, own_m, own_k, opp, occupied, empty)
+    return False
+
+
+@njit(cache=True)
+def _has_straight_capture(rules, own_m, own_k, opp, occupied, empty):
+    """True if a piece can capture straight along a row or column (men in all four ways)."""
+    width = rules[_WIDTH]
+    flying = rules[_FLYING] != 0
+    short = own_m if flying else own_m | own_k
+    for d in range(4, 8):
+        if _step_straight(_step_straight(short, width, d) & opp, width, d) & empty:
+            return True
+    if own_k and flying:
+        for d in range(4, 8):
+            ray = _step_straight(own_k, width, d)
+            hit = ray & occupied
+            ray &= empty
+            while ray:
+                ray = _step_straight(ray, width, d)
+                hit |= ray & occupied
+                ray &= empty
+            if _step_straight(hit & opp, width, d) & empty:
+                return True
     return False
 
 
@@ -184,14 +233,38 @@ def _capturers(nbr, rules, white, own_m, own_k, opp, empty):
         if landing:
             back = 3 - d  # the opposite direction
             found |= _step(_step(landing, width, back), width, back)
+    straight = rules[_STRAIGHT] != 0
+    if straight:  # men capture straight in all four ways
+        for d in range(4, 8):
+            landing = _step_straight(_step_straight(short, width, d) & opp, width, d) & empty
+            if landing:
+                back = 11 - d
+                found |= _step_straight(_step_straight(landing, width, back), width, back)
     if flying:
+        ndir = 8 if straight else 4
         kings = own_k
         while kings:
             sq = _lowest(kings)
             kings ^= bit(sq)
-            if _king_can_capture(nbr, sq, True, opp, empty):
+            if _king_can_capture(nbr, sq, True, opp, empty, ndir):
                 found |= bit(sq)
     return found
+
+
+@njit(cache=True, inline="always")
+def capture_key(rules, is_king, count, kings_taken):
+    """The order of captures under the majority rule: the largest key must be played.
+
+    Without ``rules[R_VALUE]`` the key is the number of pieces taken. With it (Frisian) it is
+    the capture's value (:func:`tablebase.rules.variants.capture_value`: ``n`` kings worth
+    more than ``2n - 1`` men and less than ``2n``), doubled, plus one for a capture made with
+    a king, which takes precedence at equal value.
+    """
+    if rules[_VALUE] == 0:
+        return count
+    men = count - kings_taken
+    value = (men + 2 * kings_taken) * 64 - kings_taken
+    return 2 * value + (1 if is_king else 0)
 
 
 @njit(cache=True)
@@ -233,14 +306,15 @@ def _emit(moves, n, frm, to, cap, ncap, crowns, ws, node):
 
 
 @njit(cache=True)
-def _captures_from(nbr, rules, white, frm, is_king, opp, occupied, moves, n, ws, best):
+def _captures_from(nbr, rules, white, frm, is_king, opp, opp_k, occupied, moves, n, ws, best):
     """Search of every capture sequence of the piece on ``frm`` (breadth first).
 
     ``occupied`` excludes the moving piece (its start square is empty during the move);
     captured pieces stay in ``occupied`` so they block until the move ends. A man landing on
     its promotion row mid-capture passes it (International), stops there crowned (English)
     or is crowned and searches on as a king (Russian), as ``rules[_CROWNING]`` says. Returns
-    the new move count and the largest number of pieces captured so far.
+    the new move count and the largest :func:`capture_key` so far (``opp_k``, the
+    opponent's kings, prices a Frisian capture).
     """
     nsq = rules[_NSQ]
     full = (ONE << np.uint64(nsq)) - ONE
@@ -250,6 +324,7 @@ def _captures_from(nbr, rules, white, frm, is_king, opp, occupied, moves, n, ws,
     majority = rules[_MAJORITY] != 0
     promo = promotion_row(rules, white)
     empty = full & ~occupied
+    ndir = 8 if rules[_STRAIGHT] != 0 else 4
     # node table: ws[0]=square, ws[1]=captured, ws[2]=count, ws[3]=parent+1, ws[4]=is king
     ws[0, 0] = np.uint64(frm)
     ws[1, 0] = ZERO
@@ -266,7 +341,7 @@ def _captures_from(nbr, rules, white, frm, is_king, opp, occupied, moves, n, ws,
         king = ws[4, i] != ZERO
         found = False
         if not (crowning == CROWN_STOPS and not king and cnt > 0 and (promo & bit(sq))):
-            for d in range(4):
+            for d in range(ndir):
                 if king and flying:
                     t = nbr[sq, d]
                     while t >= 0 and (empty & bit(t)):
@@ -282,14 +357,14 @@ def _captures_from(nbr, rules, white, frm, is_king, opp, occupied, moves, n, ws,
                     if not majority:
                         land = first
                         while land >= 0 and (empty & bit(land)):
-                            if _king_can_capture(nbr, land, True, opp & ~taken, empty):
+                            if _king_can_capture(nbr, land, True, opp & ~taken, empty, ndir):
                                 must_go_on = True
                                 break
                             land = nbr[land, d]
                     land = first
                     while land >= 0 and (empty & bit(land)):
                         if must_go_on and not _king_can_capture(
-                            nbr, land, True, opp & ~taken, empty
+                            nbr, land, True, opp & ~taken, empty, ndir
                         ):
                             land = nbr[land, d]
                             continue
@@ -323,7 +398,7 @@ def _captures_from(nbr, rules, white, frm, is_king, opp, occupied, moves, n, ws,
                     nodes += 1
                     found = True
         if not found and cnt > 0:
-            c = np.int64(cnt)
+            c = capture_key(rules, is_king, np.int64(cnt), np.int64(popcount(cap & opp_k)))
             if majority and c < best:
                 continue
             if majority and c > best:
@@ -341,8 +416,18 @@ def generate_moves(nbr, rules, white, own_m, own_k, opp_m, opp_k, moves, ws):
     """Fill ``moves`` with every legal move of the side to move; returns the count.
 
     Captures are compulsory; with the majority rule only the sequences taking the most
-    pieces are kept. Without captures, men step forward and kings step (or fly) any way.
+    pieces (Frisian: of greatest value) are kept. Without captures, men step forward and
+    kings step (or fly) any diagonal way. Frisian's king-move limit is not applied here (it
+    needs the king runs): use :func:`generate_moves_barred`.
     """
+    return generate_moves_barred(nbr, rules, white, own_m, own_k, opp_m, opp_k, ZERO, moves, ws)
+
+
+@njit(cache=True)
+def generate_moves_barred(nbr, rules, white, own_m, own_k, opp_m, opp_k, barred, moves, ws):
+    """:func:`generate_moves` where the king on bitboard ``barred`` (0: none) makes no quiet
+    move: under Frisian's king-move limit, the king that has made its side's last
+    ``rules[R_KING_LIMIT]`` quiet moves (:func:`king_barred`). Its captures stay."""
     nsq = rules[_NSQ]
     full = (ONE << np.uint64(nsq)) - ONE
     opp = opp_m | opp_k
@@ -358,12 +443,23 @@ def generate_moves(nbr, rules, white, own_m, own_k, opp_m, opp_k, moves, ws):
             b = bit(sq)
             capturers ^= b
             n, best = _captures_from(
-                nbr, rules, white, sq, (own_k & b) != ZERO, opp, occupied & ~b, moves, n, ws, best
+                nbr,
+                rules,
+                white,
+                sq,
+                (own_k & b) != ZERO,
+                opp,
+                opp_k,
+                occupied & ~b,
+                moves,
+                n,
+                ws,
+                best,
             )
         return n
     flying = rules[_FLYING] != 0
     promo = promotion_row(rules, white)
-    rest = own
+    rest = own & ~barred
     while rest:
         sq = _lowest(rest)
         b = bit(sq)
@@ -389,6 +485,49 @@ def generate_moves(nbr, rules, white, own_m, own_k, opp_m, opp_k, moves, ws):
                     break
                 t = nbr[t, d]
     return n
+
+
+# --- Frisian's king-move limit ------------------------------------------------------------
+# A side's run is (square, n): the king on 0-based ``square`` made the side's last ``n``
+# quiet moves; (-1, 0) is no run. Only a side with men has runs (the limit does not bind a
+# side of kings only, and men never come back), so every helper answers (-1, 0) for a side
+# without men; without a limit (``rules[R_KING_LIMIT]`` 0) every run is (-1, 0).
+
+
+@njit(cache=True)
+def king_barred(rules, own_m, own_k, sq, n):
+    """Bitboard of the king that may not make a quiet move (0 if none): the side has men, the
+    variant has a limit and the king on ``sq`` made the side's last ``limit`` quiet moves."""
+    limit = rules[_KING_LIMIT]
+    if limit <= 0 or n < limit or sq < 0 or own_m == ZERO:
+        return ZERO
+    return own_k & (ONE << np.uint64(sq))
+
+
+@njit(cache=True)
+def king_run_after(rules, own_m, own_k, sq, n, frm, to, is_capture):
+    """The mover's run ``(square, n)`` after its move ``frm`` -> ``to`` (0-based squares;
+    ``own_m``/``own_k`` before the move): a quiet move of the king that made the run goes on
+    with it, a quiet move of another king starts a run of one, a man's move or a capture
+    ends it."""
+    if rules[_KING_LIMIT] <= 0 or own_m == ZERO or is_capture:
+        return -1, 0
+    if not (own_k >> np.uint64(frm)) & ONE:
+        return -1, 0
+    if n > 0 and sq == np.int64(frm):
+        return np.int64(to), n + 1
+    return np.int64(to), 1
+
+
+@njit(cache=True)
+def king_run_kept(rules, own_m, own_k, sq, n):
+    """A side's run after its opponent's move (the side's boards after it): kept, unless the
+    opponent captured that king or the side's last man."""
+    if rules[_KING_LIMIT] <= 0 or n <= 0 or sq < 0 or own_m == ZERO:
+        return -1, 0
+    if not (own_k >> np.uint64(sq)) & ONE:
+        return -1, 0
+    return sq, n
 
 
 @njit(cache=True)
@@ -594,6 +733,37 @@ def perft(nbr, rules, white, own_m, own_k, opp_m, opp_k, depth, stack, ws):
     for i in range(n):
         a, b, c, e = play_row(own_m, own_k, opp_m, opp_k, moves, i)
         total += perft(nbr, rules, not white, a, b, c, e, depth - 1, stack, ws)
+    return total
+
+
+@njit(cache=True)
+def perft_runs(
+    nbr, rules, white, own_m, own_k, opp_m, opp_k, own_sq, own_n, opp_sq, opp_n, depth, stack, ws
+):
+    """:func:`perft` under a king-move limit: each side's run (0-based square, n; -1, 0 for
+    none) bars its king's quiet moves and is carried over every move."""
+    if depth == 0:
+        return 1
+    moves = stack[depth - 1]
+    barred = king_barred(rules, own_m, own_k, own_sq, own_n)
+    n = generate_moves_barred(nbr, rules, white, own_m, own_k, opp_m, opp_k, barred, moves, ws)
+    if depth == 1:
+        return n
+    total = 0
+    for i in range(n):
+        a, b, c, e = play_row(own_m, own_k, opp_m, opp_k, moves, i)
+        sq, k = king_run_after(
+            rules,
+            own_m,
+            own_k,
+            own_sq,
+            own_n,
+            moves[i, F_FROM],
+            moves[i, F_TO],
+            moves[i, F_NCAP] != ZERO,
+        )
+        osq, ok = king_run_kept(rules, a, b, opp_sq, opp_n)
+        total += perft_runs(nbr, rules, not white, a, b, c, e, osq, ok, sq, k, depth - 1, stack, ws)
     return total
 
 

@@ -2,7 +2,9 @@
 
 Thin wrappers around the compiled functions of :mod:`tablebase.rules.movegen`:
 :class:`MoveList` reads the move buffer through its compiled accessors and turns rows into
-:class:`Move` values; bitboards become :class:`Position` values.
+:class:`Move` values; bitboards become :class:`Position` values. Under a king-move limit
+(Frisian) the king runs of the position bar a king's quiet moves here, and :func:`play`
+carries them over the move.
 """
 
 from __future__ import annotations
@@ -69,9 +71,20 @@ class MoveList:
         v = pos.variant
         own_m, own_k, opp_m, opp_k = pos.side_boards
         self.pos = pos
+        (own_sq, own_n), _ = pos.side_runs
+        barred = mg.king_barred(v.rules, own_m, own_k, own_sq, own_n)
         self.count = int(
-            mg.generate_moves(
-                v.neighbours, v.rules, pos.white_to_move, own_m, own_k, opp_m, opp_k, buf, ws
+            mg.generate_moves_barred(
+                v.neighbours,
+                v.rules,
+                pos.white_to_move,
+                own_m,
+                own_k,
+                opp_m,
+                opp_k,
+                barred,
+                buf,
+                ws,
             )
         )
         self._rows = buf
@@ -143,7 +156,8 @@ def has_capture(pos: Position) -> bool:
 
 
 def play(pos: Position, move: Move) -> Position:
-    """The position after ``move`` (assumed legal: take it from :func:`legal_moves`)."""
+    """The position after ``move`` (assumed legal: take it from :func:`legal_moves`); under
+    a king-move limit with the king runs carried over (:func:`king_runs_after`)."""
     v = pos.variant
     own_m, own_k, opp_m, opp_k = pos.side_boards
     a, b, c, d = mg.apply_move(
@@ -156,7 +170,15 @@ def play(pos: Position, move: Move) -> Position:
         np.uint64(move.captured_board),
         move.crowns or _ends_crowned(pos, move),
     )
-    return Position.from_side_boards(a, b, c, d, not pos.white_to_move, v)
+    if v.king_move_limit <= 0:
+        return Position.from_side_boards(a, b, c, d, not pos.white_to_move, v)
+    (own_sq, own_n), (opp_sq, opp_n) = pos.side_runs
+    mover = mg.king_run_after(
+        v.rules, own_m, own_k, own_sq, own_n, move.frm - 1, move.to - 1, move.is_capture
+    )
+    other = mg.king_run_kept(v.rules, a, b, opp_sq, opp_n)
+    runs = tuple((int(sq) + 1, int(n)) if n else (0, 0) for sq, n in (other, mover))
+    return Position.from_side_boards(a, b, c, d, not pos.white_to_move, v, runs)  # type: ignore[arg-type]
 
 
 def _ends_crowned(pos: Position, move: Move) -> bool:
@@ -190,11 +212,32 @@ def quiet_unmoves(pos: Position, legal_only: bool = True) -> list[tuple[Position
 
 
 def perft(pos: Position, depth: int) -> int:
-    """Leaf count of the legal-move tree ``depth`` plies deep."""
+    """Leaf count of the legal-move tree ``depth`` plies deep (honouring the king runs under
+    a king-move limit)."""
     v = pos.variant
     own_m, own_k, opp_m, opp_k = pos.side_boards
     stack = mg.new_move_buffer(max(depth, 1) + 1)
     ws = mg.new_workspace()
+    if v.king_move_limit > 0:
+        (own_sq, own_n), (opp_sq, opp_n) = pos.side_runs
+        return int(
+            mg.perft_runs(
+                v.neighbours,
+                v.rules,
+                pos.white_to_move,
+                own_m,
+                own_k,
+                opp_m,
+                opp_k,
+                own_sq,
+                own_n,
+                opp_sq,
+                opp_n,
+                depth,
+                stack,
+                ws,
+            )
+        )
     return int(
         mg.perft(
             v.neighbours, v.rules, pos.white_to_move, own_m, own_k, opp_m, opp_k, depth, stack, ws

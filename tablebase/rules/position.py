@@ -7,10 +7,19 @@ trailing dot. Squares are PDN numbers or alphanumeric names (``W:Wa1,c3,Kh8:Bb6`
 pydraughts writes Russian and Brazilian positions); lidraughts' trailing ``:H0:F1`` fields
 (half-move clock, move number) are accepted and ignored. :meth:`Position.fen` writes numbers
 (lidraughts' form) or, on request, names.
+
+Frisian positions also carry each side's king run (:attr:`Position.king_runs`: the king that
+made the side's last quiet moves, and how many), written as lidraughts writes it: a last
+field ``+<black n><black square>+<white n><white square>`` after ``:H0:F1`` (``+0+0`` when
+neither side has a run; ``:H0:F1:+0+233`` - white's king on 33 made the last two white
+moves). :meth:`Position.fen` writes the field only when a run is set, so a FEN without runs
+reads the same everywhere; readers that stop after the colour fields ignore it.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,6 +59,10 @@ def board_of(squares: list[int] | tuple[int, ...]) -> int:
     return b
 
 
+_RUNS_FIELD = re.compile(r"\+(\d)(\d{0,4})\+(\d)(\d{0,4})")
+NO_RUNS = ((0, 0), (0, 0))
+
+
 def reverse_bits(board: int, nsq: int) -> int:
     """Square ``s`` goes to ``nsq + 1 - s``: the 180 degree rotation of the board."""
     return int(f"{board:0{nsq}b}"[::-1], 2) if board else 0
@@ -57,7 +70,14 @@ def reverse_bits(board: int, nsq: int) -> int:
 
 @dataclass(frozen=True)
 class Position:
-    """A position of a variant: bitboards (bit i = square i+1) and the side to move."""
+    """A position of a variant: bitboards (bit i = square i+1) and the side to move.
+
+    ``king_runs`` is ``((white_square, white_n), (black_square, black_n))``: the 1-based
+    square of the king that made its side's last ``n`` consecutive quiet moves (square 0
+    when ``n`` is 0). It matters only under a king-move limit (Frisian: a king with ``n ==
+    3`` makes no quiet move while its side has men) and is always ``NO_RUNS`` otherwise; a
+    side without men has no run. Use :meth:`with_runs` to set it (it checks and normalises).
+    """
 
     white_men: int
     white_kings: int
@@ -65,6 +85,7 @@ class Position:
     black_kings: int
     white_to_move: bool
     variant: Variant = INTERNATIONAL
+    king_runs: tuple[tuple[int, int], tuple[int, int]] = NO_RUNS
 
     # --- construction -----------------------------------------------------------------
     @classmethod
@@ -87,6 +108,7 @@ class Position:
         if side not in ("W", "B"):
             raise FenError(fen, parts[0], "side to move must be W or B")
         boards = {"W": [0, 0], "B": [0, 0]}
+        runs_text: str | None = None
         seen: set[int] = set()
         colours_seen: set[str] = set()
         for part in parts[1:]:
@@ -96,6 +118,9 @@ class Position:
             colour = part[0].upper()
             if colour in ("H", "F") and len(parts) > 3 and part[1:].strip().isdigit():
                 continue  # lidraughts' half-move clock and move number
+            if colour == "+" and runs_text is None:
+                runs_text = part
+                continue
             if colour not in ("W", "B"):
                 raise FenError(fen, part[0], "unknown side letter, expected W or B")
             if colour in colours_seen:
@@ -108,7 +133,50 @@ class Position:
                 cls._add_token(fen, v, token.strip(), colour, boards, seen)
         pos = cls(boards["W"][0], boards["W"][1], boards["B"][0], boards["B"][1], side == "W", v)
         pos._check_promotion_rows(fen)
+        if runs_text is not None:
+            pos = pos._read_runs(fen, runs_text)
         return pos
+
+    def _read_runs(self, fen: str, text: str) -> Position:
+        """The position with the king runs of lidraughts' ``+<n><sq>+<n><sq>`` field (black
+        first)."""
+        m = _RUNS_FIELD.fullmatch(text.strip())
+        if not m:
+            raise FenError(fen, text, "king-move field must read +<n><square>+<n><square>")
+        limit = self.variant.king_move_limit
+        runs = []
+        for n_s, sq_s in ((m[3], m[4]), (m[1], m[2])):  # white, black
+            n, sq = int(n_s), int(sq_s or 0)
+            if n and not limit:
+                raise FenError(fen, text, f"{self.variant.name} has no king-move limit")
+            if n > limit:
+                raise FenError(fen, text, f"at most {limit} king moves in a row, not {n}")
+            if (n == 0) != (sq == 0):
+                raise FenError(fen, text, "a king-move count needs its king's square")
+            runs.append((sq, n))
+        try:
+            return self.with_runs((runs[0], runs[1]))
+        except ValueError as e:
+            raise FenError(fen, text, str(e)) from None
+
+    def with_runs(self, runs: tuple[tuple[int, int], tuple[int, int]]) -> Position:
+        """This position with ``king_runs`` set (``((white_sq, n), (black_sq, n))``, 1-based).
+
+        A run on a square without a king of that side is an error; a side without men (the
+        limit does not bind it) or a variant without a limit keeps no run.
+        """
+        v = self.variant
+        out = []
+        for (sq, n), men, kings, name in (
+            (runs[0], self.white_men, self.white_kings, "white"),
+            (runs[1], self.black_men, self.black_kings, "black"),
+        ):
+            if n < 0 or n > max(v.king_move_limit, 0) or (n == 0) != (sq == 0):
+                raise ValueError(f"bad {name} king run {(sq, n)} for {v.name}")
+            if n and not (1 <= sq <= v.squares and kings >> (sq - 1) & 1):
+                raise ValueError(f"{name} king-move count on square {sq}: no {name} king there")
+            out.append((sq, n) if n and men else (0, 0))
+        return dataclasses.replace(self, king_runs=(out[0], out[1]))
 
     @staticmethod
     def _add_token(fen, v, token, colour, boards, seen) -> None:
@@ -159,6 +227,11 @@ class Position:
             black = _fen_list(self.black_men, self.black_kings)
         else:
             raise ValueError(f"notation must be numeric or alphanumeric, not {notation!r}")
+        if self.king_runs != NO_RUNS:
+            (wsq, wn), (bsq, bn) = self.king_runs
+            w_at = str(wsq) if wn else ""
+            b_at = str(bsq) if bn else ""
+            return f"{side}:W{white}:B{black}:H0:F1:+{bn}{b_at}+{wn}{w_at}"
         return f"{side}:W{white}:B{black}"
 
     def __str__(self) -> str:
@@ -176,17 +249,33 @@ class Position:
 
     @classmethod
     def from_side_boards(
-        cls, own_m: int, own_k: int, opp_m: int, opp_k: int, white_to_move: bool, variant: Variant
+        cls,
+        own_m: int,
+        own_k: int,
+        opp_m: int,
+        opp_k: int,
+        white_to_move: bool,
+        variant: Variant,
+        runs: tuple[tuple[int, int], tuple[int, int]] = NO_RUNS,
     ) -> Position:
-        """Inverse of :attr:`side_boards`."""
+        """Inverse of :attr:`side_boards` (``runs``: the side to move's run first, as
+        :attr:`side_runs` gives them)."""
         own_m, own_k, opp_m, opp_k = int(own_m), int(own_k), int(opp_m), int(opp_k)
         if white_to_move:
-            return cls(own_m, own_k, opp_m, opp_k, True, variant)
-        return cls(opp_m, opp_k, own_m, own_k, False, variant)
+            return cls(own_m, own_k, opp_m, opp_k, True, variant, (runs[0], runs[1]))
+        return cls(opp_m, opp_k, own_m, own_k, False, variant, (runs[1], runs[0]))
+
+    @property
+    def side_runs(self) -> tuple[tuple[int, int], tuple[int, int]]:
+        """The king runs as compiled code takes them: ``((own_sq, own_n), (opp_sq, opp_n))``
+        with 0-based squares and -1 for no run (:mod:`tablebase.rules.movegen`)."""
+        w, b = ((sq - 1, n) if n else (-1, 0) for sq, n in self.king_runs)
+        return (w, b) if self.white_to_move else (b, w)
 
     def flipped(self) -> Position:
         """Colour-flipped twin: board rotated 180 degrees, colours and side to move swapped."""
         n = self.variant.squares
+        (wsq, wn), (bsq, bn) = self.king_runs
         return Position(
             reverse_bits(self.black_men, n),
             reverse_bits(self.black_kings, n),
@@ -194,6 +283,7 @@ class Position:
             reverse_bits(self.white_kings, n),
             not self.white_to_move,
             self.variant,
+            ((n + 1 - bsq if bn else 0, bn), (n + 1 - wsq if wn else 0, wn)),
         )
 
     def piece_count(self) -> tuple[int, int, int, int]:

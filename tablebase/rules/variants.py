@@ -4,8 +4,10 @@ A :class:`Variant` names everything the rules engine needs to know about a rule 
 :attr:`Variant.neighbours` and :attr:`Variant.rules` are the numpy arrays the compiled move
 generator works on. A new variant is a few lines in :data:`VARIANTS`: Brazilian is the
 International rules on the 8x8 board, Russian differs from it in two fields (free choice
-among captures, a man crowned mid-capture going on as a king). The rules each one follows
-and their sources are in ``docs/RULES-VARIANTS.md``.
+among captures, a man crowned mid-capture going on as a king), Frisian in three (captures
+also straight along rows and columns, the capture of greatest value, at most three quiet
+moves in a row with one king). The rules each one follows and their sources are in
+``docs/RULES-VARIANTS.md``.
 """
 
 from __future__ import annotations
@@ -19,17 +21,28 @@ import numpy as np
 from tablebase.rules.drawrules import (
     BRAZILIAN_RULES,
     ENGLISH_RULES,
+    FRISIAN_RULES,
     INTERNATIONAL_RULES,
     RUSSIAN_RULES,
     DrawRules,
 )
 
 # Directions: 0 = up-left, 1 = up-right (towards row 0, white's forward), 2 = down-left,
-# 3 = down-right (towards the last row, black's forward).
+# 3 = down-right (towards the last row, black's forward). Straight captures (Frisian) go to
+# the nearest square of the same colour along a column or a row, two squares away:
+# 4 = up (row - 2), 5 = left (column - 2), 6 = right (column + 2), 7 = down (row + 2).
+# The opposite of direction d is 3 - d for the diagonals and 11 - d for the straight ones.
 UP_LEFT, UP_RIGHT, DOWN_LEFT, DOWN_RIGHT = 0, 1, 2, 3
+UP, LEFT, RIGHT, DOWN = 4, 5, 6, 7
 
 # Indices into the int64 ``rules`` array handed to compiled code.
 R_NSQ, R_FLYING, R_MEN_BACK, R_MAJORITY, R_CROWNING, R_WIDTH = range(6)
+# R_KING_LIMIT: most quiet moves in a row with one king for a side with men (0: no limit);
+# R_STRAIGHT: 1 when men and kings also capture straight (directions 4-7);
+# R_VALUE: 1 when the capture of greatest value is compulsory (a king worth less than two
+# men and more than one, see :func:`capture_value`) and at equal value a king's capture
+# takes precedence; ``R_MAJORITY`` is then 1 too.
+R_KING_LIMIT, R_STRAIGHT, R_VALUE = 6, 7, 8
 
 # What a man reaching its promotion row in the middle of a capture does (``rules[R_CROWNING]``):
 # "passes" - stays a man and goes on capturing; crowned only if the move ends there
@@ -61,6 +74,11 @@ class Variant:
     # squares in move text and FEN as written by default: "numeric" (PDN numbers) or
     # "alphanumeric" (a1-h8, a1 dark, white at the bottom); both are always read
     notation: str = "numeric"
+    # Frisian rules (see the R_* constants): most quiet moves in a row with one king while
+    # the side has men (0: no limit), straight captures, capture of greatest value
+    king_move_limit: int = 0
+    straight_captures: bool = False
+    value_majority: bool = False
 
     def __post_init__(self) -> None:
         if self.draw_rules is None:
@@ -69,6 +87,8 @@ class Variant:
             raise ValueError(f"variant {self.name!r}: mid_capture_crowning not in {CROWNING}")
         if self.notation not in ("numeric", "alphanumeric"):
             raise ValueError(f"variant {self.name!r}: notation must be numeric or alphanumeric")
+        if self.value_majority and not self.majority_capture:
+            raise ValueError(f"variant {self.name!r}: value_majority needs majority_capture")
 
     @property
     def squares(self) -> int:
@@ -110,9 +130,12 @@ class Variant:
 
     @cached_property
     def neighbours(self) -> np.ndarray:
-        """int64[squares, 4]: 0-based neighbour index in each direction, -1 off board."""
-        nbr = np.full((self.squares, 4), -1, dtype=np.int64)
-        deltas = ((-1, -1), (-1, 1), (1, -1), (1, 1))
+        """int64[squares, 4]: 0-based neighbour index in each direction, -1 off board; with
+        straight captures int64[squares, 8], the straight directions 4-7 in columns 4-7."""
+        deltas: tuple[tuple[int, int], ...] = ((-1, -1), (-1, 1), (1, -1), (1, 1))
+        if self.straight_captures:
+            deltas += ((-2, 0), (0, -2), (0, 2), (2, 0))
+        nbr = np.full((self.squares, len(deltas)), -1, dtype=np.int64)
         for sq in range(1, self.squares + 1):
             row, col = self.coords(sq)
             for d, (dr, dc) in enumerate(deltas):
@@ -131,6 +154,9 @@ class Variant:
                 int(self.majority_capture),
                 CROWNING.index(self.mid_capture_crowning),
                 self.per_row,
+                self.king_move_limit,
+                int(self.straight_captures),
+                int(self.value_majority),
             ],
             dtype=np.int64,
         )
@@ -216,7 +242,28 @@ BRAZILIAN = dataclasses.replace(
     notation="alphanumeric",
 )
 
-VARIANTS: dict[str, Variant] = {v.name: v for v in (INTERNATIONAL, ENGLISH, RUSSIAN, BRAZILIAN)}
+FRISIAN = dataclasses.replace(
+    INTERNATIONAL,
+    name="frisian",
+    game_type=40,
+    draw_rules=FRISIAN_RULES,
+    king_move_limit=3,
+    straight_captures=True,
+    value_majority=True,
+)
+
+VARIANTS: dict[str, Variant] = {
+    v.name: v for v in (INTERNATIONAL, ENGLISH, RUSSIAN, BRAZILIAN, FRISIAN)
+}
+
+
+def capture_value(men: int, kings: int) -> int:
+    """Value of a capture taking ``men`` men and ``kings`` kings, as an integer that orders
+    captures the way the Frisian rules do: a king is worth more than one man and less than
+    two, and ``n`` kings more than ``2n - 1`` men (a king worth "just under two men"): the
+    value is ``2 * kings + men`` men, and at equal men-worth the capture taking fewer kings
+    (more men) is worth more. Exact while fewer than 64 kings are taken."""
+    return (men + 2 * kings) * 64 - kings
 
 
 def get_variant(name: str | Variant) -> Variant:
