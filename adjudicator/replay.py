@@ -197,6 +197,10 @@ class _Replayer:
         state[core.S_WHITE] = int(s.white_to_move)
         state[core.S_RULE], state[core.S_LIMIT] = count.index, count.limit
         state[core.S_ELAPSED] = count.elapsed
+        for at, (sq, n) in zip(
+            (core.S_RUN_WHITE_SQ, core.S_RUN_BLACK_SQ), s.king_runs, strict=True
+        ):
+            state[at], state[at + 1] = (sq - 1, n) if n else (-1, 0)
         history = np.zeros((len(self.moves) + 2, 5), dtype=np.uint64)
         history[0, :4] = boards
         history[0, 4] = state[core.S_WHITE]
@@ -204,6 +208,10 @@ class _Replayer:
         return boards, state, history
 
     def _position(self, boards: np.ndarray, state: np.ndarray) -> Position:
+        runs = tuple(
+            (int(state[at]) + 1, int(state[at + 1])) if state[at + 1] else (0, 0)
+            for at in (core.S_RUN_WHITE_SQ, core.S_RUN_BLACK_SQ)
+        )
         return Position(
             int(boards[0]),
             int(boards[1]),
@@ -211,6 +219,7 @@ class _Replayer:
             int(boards[3]),
             bool(state[core.S_WHITE]),
             self.variant,
+            king_runs=runs,
         )
 
     def _run(self, boards, state, history, first, stop, forced):
@@ -240,7 +249,7 @@ class _Replayer:
     def run(self, stop: bool) -> Replay:
         boards, state, history = self._initial()
         v, b = self.variant, self.buffers
-        core.start_event(v.neighbours, v.rules, boards, state, b.moves, b.ws)
+        core.start_event(v.neighbours, v.rules, self.table, boards, state, b.moves, b.ws)
         error = None
         ply = 0
         if not (stop and state[core.S_EVENT] != core.EV_NONE):
@@ -366,6 +375,8 @@ class _Replayer:
         return move_number(i + 1, self.start.white_to_move == self.variant.white_moves_first)
 
     def _error(self, pos: Position, i: int, error: MoveError, note: str = "") -> ReplayError:
+        if not note:
+            note = _barred_note(pos, self.texts[i])
         return ReplayError(
             self.game, i + 1, self._number(pos, i), colour_name(pos), self.texts[i], error, note
         )
@@ -375,6 +386,31 @@ class _Replayer:
 
 
 _NO_MOVE = np.zeros(5, dtype=np.uint64)
+
+
+def _square_text(variant: Variant, square: int) -> str:
+    return str(square) if variant.notation == "numeric" else variant.square_name(square)
+
+
+def _barred_note(pos: Position, text: str) -> str:
+    """Why a quiet move of a king is illegal under the king-move limit, or ""."""
+    limit = pos.variant.king_move_limit
+    if limit == 0:
+        return ""
+    (wsq, wn), (bsq, bn) = pos.king_runs
+    sq, n = (wsq, wn) if pos.white_to_move else (bsq, bn)
+    men = pos.white_men if pos.white_to_move else pos.black_men
+    try:
+        squares, is_capture = parse_squares(text, pos.variant)
+    except ValueError:
+        return ""
+    if n < limit or men == 0 or is_capture or not squares or squares[0] != sq:
+        return ""
+    return (
+        f"the king on {_square_text(pos.variant, sq)} has made {n} quiet moves in a row: "
+        f"it may not move again before another piece moves or it captures "
+        f"(king-move limit {limit})"
+    )
 
 
 def _forced(move: Move) -> np.ndarray:

@@ -15,6 +15,15 @@ one after another), ``offsets`` (move ``i`` is ``squares[offsets[i]:offsets[i + 
   lost: winning takes precedence), threefold repetition (when the rules have it), the running
   count expired. The first event is kept in ``state``; with ``stop`` the loop ends there.
 
+The king-move limit (Frisian, ``rules[R_KING_LIMIT]`` > 0) is part of the state: per side
+the 0-based square of the king that made the side's last ``n`` quiet moves in a row (-1, 0
+for none), carried over each move by the engine's ``king_run_after``/``king_run_kept``.
+While a side has men, a king whose run has reached the limit has no quiet move (the
+engine's ``generate_moves_barred`` leaves them out, so a text naming one is illegal). A count
+that starts in a position may be settled at once there
+(:func:`~tablebase.rules.drawrules.settle_start`: Frisian king against king is drawn unless a
+capture is forced now or next move).
+
 The count is the triple (rule, limit, elapsed) of :mod:`tablebase.rules.drawrules`, moved by
 its compiled :func:`~tablebase.rules.drawrules.count_after`. The repetition history holds
 the positions since the last capture or man move (no earlier one can recur), so a linear
@@ -27,11 +36,12 @@ import numpy as np
 from numba import njit
 
 from tablebase.rules import movegen as mg
-from tablebase.rules.drawrules import T_THREEFOLD, count_after, material_ending
+from tablebase.rules.drawrules import T_THREEFOLD, count_after, material_ending, settle_start
 
-# state[] layout
+# state[] layout; S_RUN_* per side: king-run square (0-based, -1 none) and length
 S_WHITE, S_RULE, S_LIMIT, S_ELAPSED, S_NHIST, S_EVENT, S_EVENT_PLY, S_EVENT_RULE = range(8)
-STATE_FIELDS = 8
+S_RUN_WHITE_SQ, S_RUN_WHITE_N, S_RUN_BLACK_SQ, S_RUN_BLACK_N = range(8, 12)
+STATE_FIELDS = 12
 # events
 EV_NONE, EV_NO_PIECES, EV_NO_MOVES, EV_THREEFOLD, EV_COUNT = range(5)
 # run() return codes
@@ -96,9 +106,18 @@ def _side(boards, white):
 
 
 @njit(cache=True)
-def _generate(nbr, rules, boards, white, buf, ws):
+def _run_at(white):
+    return S_RUN_WHITE_SQ if white else S_RUN_BLACK_SQ
+
+
+@njit(cache=True)
+def _generate(nbr, rules, boards, white, buf, ws, state):
+    """The legal moves of the side to move, without the quiet moves of a king the king-move
+    limit bars (:func:`tablebase.rules.movegen.king_barred`)."""
     own_m, own_k, opp_m, opp_k = _side(boards, white)
-    return mg.generate_moves(nbr, rules, white, own_m, own_k, opp_m, opp_k, buf, ws)
+    at = _run_at(white)
+    barred = mg.king_barred(rules, own_m, own_k, state[at], state[at + 1])
+    return mg.generate_moves_barred(nbr, rules, white, own_m, own_k, opp_m, opp_k, barred, buf, ws)
 
 
 @njit(cache=True)
@@ -122,9 +141,30 @@ def position_event(boards, state, nmoves):
 
 
 @njit(cache=True)
-def start_event(nbr, rules, boards, state, buf, ws):
+def _settle(nbr, rules, table, boards, state, buf, ws):
+    rule, limit, elapsed = settle_start(
+        nbr,
+        rules,
+        table,
+        state[S_RULE],
+        state[S_LIMIT],
+        state[S_ELAPSED],
+        boards[0],
+        boards[1],
+        boards[2],
+        boards[3],
+        state[S_WHITE] != 0,
+        buf,
+        ws,
+    )
+    state[S_RULE], state[S_LIMIT], state[S_ELAPSED] = rule, limit, elapsed
+
+
+@njit(cache=True)
+def start_event(nbr, rules, table, boards, state, buf, ws):
     """The event of the start position itself (a finished game, or a count run out)."""
-    n = _generate(nbr, rules, boards, state[S_WHITE] != 0, buf, ws)
+    _settle(nbr, rules, table, boards, state, buf, ws)
+    n = _generate(nbr, rules, boards, state[S_WHITE] != 0, buf, ws, state)
     event = position_event(boards, state, n)
     if event == EV_NONE and state[S_ELAPSED] >= state[S_LIMIT]:
         event = EV_COUNT
@@ -134,13 +174,20 @@ def start_event(nbr, rules, boards, state, buf, ws):
 
 
 @njit(cache=True)
-def _play(table, boards, state, history, frm, to, cap, crowns):
-    """Make one move and advance the count and the history; True if threefold."""
+def _play(nbr, rules, table, boards, state, history, frm, to, cap, crowns, buf, ws):
+    """Make one move and advance the king runs, the count and the history; True if
+    threefold. ``buf``/``ws`` may be overwritten (the caller generates afresh)."""
     white = state[S_WHITE] != 0
     own_m, own_k, opp_m, opp_k = _side(boards, white)
     man_moved = (own_m >> frm) & _ONE != 0
     old_end = material_ending(table, boards[0], boards[1], boards[2], boards[3])
+    at, other = _run_at(white), _run_at(not white)
+    state[at], state[at + 1] = mg.king_run_after(
+        rules, own_m, own_k, state[at], state[at + 1], frm, to, cap != 0
+    )
     a, b, c, d = mg.apply_move(own_m, own_k, opp_m, opp_k, frm, to, cap, crowns)
+    # apply_move answers with the new side to move (the opponent) first
+    state[other], state[other + 1] = mg.king_run_kept(rules, a, b, state[other], state[other + 1])
     if white:  # make_move answers with the new side to move first
         boards[0], boards[1], boards[2], boards[3] = c, d, a, b
     else:
@@ -160,6 +207,8 @@ def _play(table, boards, state, history, frm, to, cap, crowns):
         crowned,
     )
     state[S_RULE], state[S_LIMIT], state[S_ELAPSED] = rule, limit, elapsed
+    if elapsed == 0:
+        _settle(nbr, rules, table, boards, state, buf, ws)
     if cap != 0 or man_moved:
         state[S_NHIST] = 0
     k = state[S_NHIST]
@@ -210,7 +259,7 @@ def run(
     squares) for move ``first`` instead of matching its text; (0, ...) for none.
     """
     white = state[S_WHITE] != 0
-    n = _generate(nbr, rules, boards, white, buf, ws)
+    n = _generate(nbr, rules, boards, white, buf, ws, state)
     for i in range(first, last):
         if i == first and forced[0] != 0:
             frm, to, cap, crowns = forced[1], forced[2], forced[3], forced[4] != 0
@@ -231,8 +280,8 @@ def run(
             to = np.uint64(mg.move_to(buf, hit))
             cap = mg.move_captured(buf, hit)
             crowns = mg.move_crowns(buf, hit)
-        threefold = _play(table, boards, state, history, frm, to, cap, crowns)
-        n = _generate(nbr, rules, boards, state[S_WHITE] != 0, buf, ws)
+        threefold = _play(nbr, rules, table, boards, state, history, frm, to, cap, crowns, buf, ws)
+        n = _generate(nbr, rules, boards, state[S_WHITE] != 0, buf, ws, state)
         event = position_event(boards, state, n)
         if event == EV_NONE:
             if threefold:

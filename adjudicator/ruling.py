@@ -313,6 +313,10 @@ def _count_detail(rule: str, limit: int, options: RuleOptions) -> str:
     if rule in ("16-move", "5-move"):
         reading = "" if options.disputed == "restart" else ", cumulative reading"
         return f"{rule} rule: {limit} plies since the ending's material arose{reading}"
+    if rule == "7-move":
+        return f"7-move rule: two kings against one king, {limit} plies since the material arose"
+    if rule == "king-against-king":
+        return "king against king: drawn at once, no capture forced now or next move"
     if options.english_preset == "casual":
         return f"{rule} rule (casual): {limit} plies without a capture"
     return f"{rule} rule: {limit} plies without a man move or a capture"

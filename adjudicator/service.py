@@ -60,6 +60,7 @@ from adjudicator.tablesearch import shortcut_holds_for
 from tablebase.probe import RESULTS, MissingSliceError, Tablebase, normalise
 from tablebase.rules import Move, legal_moves, play
 from tablebase.rules.countsearch import under_count
+from tablebase.rules.drawrules import NO_LIMIT
 from tablebase.rules.notation import move_text
 from tablebase.rules.position import FenError, Position
 from tablebase.rules.variants import VARIANTS, Variant, get_variant
@@ -224,6 +225,7 @@ class ProbeModel(BaseModel):
     dtw: int | None
     result_under_count: Literal["win", "draw", "loss", "unknown"] | None
     count: dict[str, Any] | None
+    king_runs: dict[str, Any] | None
     moves: list[MoveModel]
 
 
@@ -355,6 +357,7 @@ class Service:
             "dtw": None,
             "result_under_count": None,
             "count": None,
+            "king_runs": king_runs_json(pos),
             "moves": rows,
         }
         own, opp = _material(pos)
@@ -403,7 +406,8 @@ class Service:
         except LookupError:
             return  # a move leads outside the tables: the values stay null
         out["result_under_count"] = whole
-        out["count"] = {"rule": count.rule, "limit": count.limit, "elapsed": count.elapsed}
+        limit = None if count.limit >= NO_LIMIT else count.limit
+        out["count"] = {"rule": count.rule, "limit": limit, "elapsed": count.elapsed}
         by_move = {(m.frm, m.to, m.captures): v for m, v in zip(moves, per_move, strict=True)}
         for row in rows:
             row["result_under_count"] = by_move[(row["from"], row["to"], tuple(row["captures"]))]
@@ -530,6 +534,23 @@ class Service:
                 )
             games.append(game)
         return games
+
+
+def king_runs_json(pos: Position) -> dict[str, Any] | None:
+    """The king-move counter of ``pos`` (variants with a king-move limit; None otherwise):
+    ``{"limit": 3, "white": {"square": 28, "moves": 2} | null, "black": ..., "barred": 28 |
+    null}``, ``barred`` being the side to move's king that may not make a quiet move now."""
+    limit = pos.variant.king_move_limit
+    if limit == 0:
+        return None
+    out: dict[str, Any] = {"limit": limit, "barred": None}
+    men = {"white": pos.white_men, "black": pos.black_men}
+    for colour, (square, n) in zip(("white", "black"), pos.king_runs, strict=True):
+        out[colour] = {"square": square, "moves": n} if n else None
+        mover = "white" if pos.white_to_move else "black"
+        if colour == mover and n >= limit and men[colour]:
+            out["barred"] = square
+    return out
 
 
 def _material(pos: Position) -> tuple[int, int]:

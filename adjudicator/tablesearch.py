@@ -24,7 +24,7 @@ from tablebase.rules.countsearch import (
     probe,
     shortcut_holds,
 )
-from tablebase.rules.drawrules import Count, Counter, DrawRules
+from tablebase.rules.drawrules import NO_LIMIT, Count, Counter, DrawRules
 from tablebase.rules.position import Position
 from tablebase.storage import TableFileError
 
@@ -107,6 +107,8 @@ def rule_position(
     what = f"{winner}'s theoretical win in {plies(dtw)}"
     verb = "remains" if count.remaining == 1 else "remain"
     left = f"{plies(count.remaining)} {verb} on the {count.rule} count"
+    if count.limit >= NO_LIMIT:
+        left = "no count runs (the rules have no general count)"
     if not ok:
         return Verdict(1, "tablebase", f"{what} but only {left}: draw")
     score = 2 if winner == "white" else 0

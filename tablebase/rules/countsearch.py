@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import replace
 from typing import Any, Protocol
 
 from tablebase.rules.drawrules import Count, Counter, DrawRules
@@ -74,6 +73,12 @@ class NoDistances(LookupError):
 def position_key(pos: Position) -> tuple[int, int, int, int, bool]:
     """What makes two positions the same for repetition: pieces and side to move."""
     return (pos.white_men, pos.white_kings, pos.black_men, pos.black_kings, pos.white_to_move)
+
+
+def state_key(pos: Position) -> tuple:
+    """What the search remembers a position by: the pieces, the side to move and the
+    king-move counter (Frisian; part of the position, as it changes the legal moves)."""
+    return (*position_key(pos), pos.king_runs)
 
 
 def lost(pos: Position) -> bool:
@@ -150,7 +155,7 @@ class Search:
         self.values: dict[tuple, tuple[int, int | None]] = {}
 
     def value(self, pos: Position) -> tuple[int, int | None]:
-        key = position_key(pos)
+        key = state_key(pos)
         v = self.values.get(key)
         if v is None:
             v = self.values[key] = probe(self.tb, pos)
@@ -159,7 +164,7 @@ class Search:
     def forced(self, pos: Position, count: Count) -> bool:
         """For a non-terminal ``pos`` the tables do not draw and a live ``count``: True if the
         table's winner (either side) wins under the count rules."""
-        key = position_key(pos)
+        key = state_key(pos)
         fail, ok = self.bounds.get(key, (-1, INFINITY))
         r = count.remaining
         if r >= ok:
@@ -265,7 +270,7 @@ def under_count(
     value, shared by all the values) or without distances in the tables), the
     moves in the order given (default:
     :func:`legal_moves`). ``LookupError`` when a needed slice is not in the tables."""
-    count = replace(counter.start(pos), elapsed=elapsed)
+    count = counter.start(pos, elapsed)
     moves = legal_moves(pos) if moves is None else moves
     search = Search(tb, counter, frozenset(), nodes, shortcut, deadline)
     try:

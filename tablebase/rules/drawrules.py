@@ -99,7 +99,7 @@ class MoveCount:
     capture_resets: bool = True
 
 
-NO_COUNT = MoveCount("no", 0)  # rules without a general count (Frisian)
+NO_COUNT = MoveCount("none", 0)  # rules without a general count (Frisian)
 
 
 @dataclass(frozen=True)
@@ -407,7 +407,10 @@ class Count:
         return replace(self, elapsed=self.elapsed + 1)
 
     def describe(self) -> str:
-        """``"12 of 32 plies elapsed on the 16-move count"``."""
+        """``"12 of 32 plies elapsed on the 16-move count"`` (``"no count runs"`` under rules
+        without a general count)."""
+        if self.limit >= NO_LIMIT:
+            return "no count runs"
         return f"{self.elapsed} of {self.limit} plies elapsed on the {self.rule} count"
 
 
@@ -453,12 +456,37 @@ class Counter:
         )
 
     def start(self, pos, elapsed: int = 0) -> Count:
-        """The count running in ``pos``, ``elapsed`` plies in."""
-        return replace(self.fresh(self.ending(pos)), elapsed=elapsed)
+        """The count running in ``pos``, ``elapsed`` plies in (settled there when it starts
+        with no ply on it, see :meth:`settle`)."""
+        return self.settle(replace(self.fresh(self.ending(pos)), elapsed=elapsed), pos)
+
+    def settle(self, count: Count, pos) -> Count:
+        """``count`` as :func:`settle_start` leaves it in ``pos`` (a :class:`Position`: its
+        variant gives the move generator): a ``drawn_unless_capture`` ending that has just
+        started gets limit 0 unless a capture is forced now or next move."""
+        if count.index < 0 or count.elapsed != 0:
+            return count
+        v = pos.variant
+        rule, limit, elapsed = settle_start(
+            v.neighbours,
+            v.rules,
+            self.table,
+            count.index,
+            count.limit,
+            count.elapsed,
+            _u64(pos.white_men),
+            _u64(pos.white_kings),
+            _u64(pos.black_men),
+            _u64(pos.black_kings),
+            bool(pos.white_to_move),
+            mg.new_move_buffer(),
+            mg.new_workspace(),
+        )
+        return self.make(int(rule), int(limit), int(elapsed))
 
     def after(self, count: Count, before, move, after) -> Count:
         """The count after ``move`` (with ``frm`` and ``is_capture``) took ``before`` to
-        ``after``."""
+        ``after`` (settled in ``after``)."""
         men = before.white_men if before.white_to_move else before.black_men
         man_moved = bool(men >> (move.frm - 1) & 1)
         kings_after = after.black_kings if after.white_to_move else after.white_kings
@@ -474,4 +502,4 @@ class Counter:
             move.is_capture,
             crowned,
         )
-        return self.make(int(rule), int(limit), int(elapsed))
+        return self.settle(self.make(int(rule), int(limit), int(elapsed)), after)

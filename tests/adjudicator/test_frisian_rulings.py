@@ -1,0 +1,161 @@
+"""Frisian draw rules in rulings (docs/RULES-VARIANTS.md "Frisian draw rules"), each on a
+concrete position: no threefold and no general count, two kings against one king drawn after
+seven moves each (14 plies), king against king drawn at once unless a capture is forced now
+or on the next move."""
+
+from __future__ import annotations
+
+from adj_helpers import apply, position, walk
+
+from adjudicator import RuleOptions, rule_game
+from adjudicator.drawrules import DrawState, ending
+from tablebase.rules import has_capture, legal_moves, play
+from tablebase.rules.drawrules import FRISIAN_RULES, NO_LIMIT, Counter
+from tablebase.rules.notation import move_text
+from tablebase.rules.variants import FRISIAN
+
+KINGS_2V2 = "W:WK46,K50:BK1,K5"
+TWO_V_ONE = "W:WK46,K50:BK3"
+# King against king, no capture now and a safe move for the side to move: drawn at once.
+KVK_DRAWN = "W:WK28:BK3"
+# The side to move captures now (diagonally 28x19.., straight 28x8 over 18).
+KVK_CAPTURE_DIAGONAL = "W:WK28:BK23"
+KVK_CAPTURE_STRAIGHT = "W:WK28:BK18"
+# Each white move along the long diagonal from the corner lets the king on 5 capture it.
+KVK_LOST_NEXT_MOVE = "W:WK46:BK5"
+# 33x50 takes the king on 44 and leaves king against king with no capture forced.
+INTO_KVK = "W:WK33:BK23,K44"
+
+
+def ruled(moves, fen, **options):
+    return rule_game(moves, fen=fen, variant="frisian", options=RuleOptions(**options))
+
+
+def frisian(fen: str):
+    return position(fen, "frisian")
+
+
+def test_frisian_rules_are_data_of_the_variant():
+    assert FRISIAN.draw_rules is FRISIAN_RULES
+    assert FRISIAN_RULES.threefold is False
+    assert FRISIAN_RULES.count.plies == 0  # no general count
+    assert ending(frisian(TWO_V_ONE)) == "7-move"
+    assert ending(frisian("B:WK3:BK46,K50")) == "7-move"  # either colour may be the weak side
+    assert ending(frisian(KVK_DRAWN)) == "king-against-king"
+    assert ending(frisian("W:WK46,K50,35:BK3")) is None  # a man on the board: no ending
+    assert ending(frisian("W:WK46,K50,K45:BK3")) is None  # three kings: no count at all
+
+
+def test_no_general_count_in_a_long_kings_only_game():
+    moves = walk(frisian(KINGS_2V2), 120)
+    r = ruled(moves, KINGS_2V2)
+    assert (r.reason, r.ply, r.result) == ("unfinished", 120, "unknown"), r.detail
+    state = DrawState(frisian(KINGS_2V2))
+    assert state.count.limit == NO_LIMIT and state.count.describe() == "no count runs"
+
+
+def _shuttle(fen: str) -> list[str]:
+    """Four quiet king moves that bring ``fen``'s position back, never offering a capture."""
+    pos = frisian(fen)
+    for a in legal_moves(pos):
+        p1 = play(pos, a)
+        if has_capture(p1):
+            continue
+        for b in legal_moves(p1):
+            p2 = play(p1, b)
+            if has_capture(p2):
+                continue
+            back_a = [m for m in legal_moves(p2) if (m.frm, m.to) == (a.to, a.frm)]
+            if not back_a or has_capture(play(p2, back_a[0])):
+                continue
+            p3 = play(p2, back_a[0])
+            back_b = [m for m in legal_moves(p3) if (m.frm, m.to) == (b.to, b.frm)]
+            if back_b and play(p3, back_b[0]) == pos:
+                return [
+                    move_text(pos, a),
+                    move_text(p1, b),
+                    move_text(p2, back_a[0]),
+                    move_text(p3, back_b[0]),
+                ]
+    raise AssertionError(f"no shuttle from {fen}")
+
+
+def test_no_threefold_repetition():
+    moves = _shuttle(KINGS_2V2) * 3  # the start position occurs four times
+    assert apply(frisian(KINGS_2V2), moves) == frisian(KINGS_2V2)
+    r = ruled(moves, KINGS_2V2)
+    assert r.reason == "unfinished", r.detail
+    intl = rule_game(moves, fen=KINGS_2V2, variant="international")
+    assert intl.reason == "threefold"  # the same moves repeat under International rules
+
+
+def test_two_kings_against_one_drawn_after_seven_moves_each():
+    moves = walk(frisian(TWO_V_ONE), 14)
+    r = ruled(moves, TWO_V_ONE)
+    assert (r.reason, r.ply, r.result) == ("7-move", 14, "1-1"), r.detail
+    assert "two kings against one king, 14 plies" in r.detail
+    before = ruled(moves[:13], TWO_V_ONE)
+    assert (before.reason, before.ply) == ("unfinished", 13), before.detail
+
+
+def test_two_kings_against_one_counts_from_the_capture_that_made_it():
+    fen = "W:WK46,K50:BK3,K39"  # 50x28 takes the king on 39 (flying, on the diagonal 50-6)
+    start = frisian(fen)
+    capture = next(m for m in legal_moves(start) if m.is_capture and m.to == 28)
+    first = move_text(start, capture, legal_moves(start))
+    after = play(start, capture)
+    assert ending(after) == "7-move"
+    moves = [first, *walk(after, 14)]
+    r = ruled(moves, fen)
+    assert (r.reason, r.ply) == ("7-move", 15), r.detail
+    assert ruled(moves[:14], fen).reason == "unfinished"
+
+
+def test_king_against_king_drawn_at_once():
+    r = ruled([], KVK_DRAWN)
+    assert (r.reason, r.ply, r.result) == ("king-against-king", 0, "1-1"), r.detail
+    assert "no capture forced" in r.detail
+
+
+def test_king_against_king_made_by_a_capture_is_drawn_on_that_ply():
+    start = frisian(INTO_KVK)
+    capture = next(m for m in legal_moves(start) if m.is_capture and m.to == 50)
+    text = move_text(start, capture, legal_moves(start))
+    r = ruled([text, "3-9"], INTO_KVK)
+    assert (r.reason, r.ply, r.result) == ("king-against-king", 1, "1-1"), r.detail
+    assert "the record goes on for 1 ply more" in r.detail
+
+
+def test_king_against_king_with_a_capture_now_is_played_out():
+    for fen, capture in ((KVK_CAPTURE_DIAGONAL, "28x19"), (KVK_CAPTURE_STRAIGHT, "28x8")):
+        assert ruled([], fen).reason == "unfinished"
+        r = ruled([capture], fen)
+        assert (r.reason, r.ply, r.result) == ("no-pieces", 1, "2-0"), r.detail
+
+
+def test_king_against_king_lost_next_move_is_played_out():
+    pos = frisian(KVK_LOST_NEXT_MOVE)
+    assert not has_capture(pos)
+    assert all(has_capture(play(pos, m)) for m in legal_moves(pos))
+    assert ruled([], KVK_LOST_NEXT_MOVE).reason == "unfinished"
+    r = ruled(["46-41", "5x46"], KVK_LOST_NEXT_MOVE)
+    assert (r.reason, r.ply, r.result) == ("no-pieces", 2, "0-2"), r.detail
+
+
+def test_king_against_king_blunder_after_the_draw_is_not_a_win():
+    # White has a safe move (28-22), so the position is drawn at once; the record's blunder
+    # 28-17 into the capture 3x21 afterwards does not change the ruling.
+    r = ruled(["28-17", "3x21"], KVK_DRAWN)
+    assert (r.reason, r.ply) == ("king-against-king", 0), r.detail
+
+
+def test_counter_python_face_settles_the_king_against_king_count():
+    counter = Counter(FRISIAN_RULES)
+    drawn = counter.start(frisian(KVK_DRAWN))
+    assert (drawn.rule, drawn.limit, drawn.expired) == ("king-against-king", 0, True)
+    forced = counter.start(frisian(KVK_LOST_NEXT_MOVE))
+    assert (forced.rule, forced.limit, forced.expired) == ("king-against-king", 2, False)
+    state = DrawState(frisian(INTO_KVK))
+    before = frisian(INTO_KVK)
+    move = next(m for m in legal_moves(before) if m.is_capture and m.to == 50)
+    assert state.push(before, move, play(before, move)) == "king-against-king"
