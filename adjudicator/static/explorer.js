@@ -3,11 +3,15 @@
 // legal move's value and distance, best first. Clicking a move plays it. The count field
 // (#elapsed, plies already played under the count in force) gives each value under the count
 // (result_under_count); a move that wins in theory but not under the count is marked.
+// Frisian positions carry the king-move counter (the FEN's last field, lidraughts' form
+// ":H0:F1:+<black n><square>+<white n><square>"): it comes with the server's FENs of the
+// moves, is kept while its kings stay where they are, and #runs shows it where it binds.
 //
 // Stable hooks for tests: #board, [data-square="N"] (with data-piece w/W/b/B or ""), #fen,
 // #side, #variant, #elapsed, #value (data-result, data-dtw, data-under-count), #moves li
 // (data-move, data-result, data-dtw, data-under-count, data-fen, class too-slow),
-// #status (data-status), and body[data-state] = idle | loading | ready | error with
+// #runs (data-white, data-black = "square:n" or "", data-barred = the side to move's king
+// that may not make a quiet move, or ""), #status (data-status), and body[data-state] = idle | loading | ready | error with
 // body[data-fen] = the FEN the shown values belong to.
 "use strict";
 
@@ -18,6 +22,8 @@
     // Russian and Brazilian squares are named a1-h8 (a1 dark, white at the bottom)
     russian: { size: 8, firstMover: "W", start: "W:W21-32:B1-12", names: true },
     brazilian: { size: 8, firstMover: "W", start: "W:W21-32:B1-12", names: true },
+    // Frisian: International's board and start; the king-move counter is part of the FEN
+    frisian: { size: 10, firstMover: "W", start: "W:W31-50:B1-20", kingLimit: 3 },
   };
   const CYCLE = ["", "w", "W", "b", "B"];
   const CELL = 60;
@@ -33,8 +39,11 @@
   const moveList = el("moves");
   const backButton = el("back");
   const elapsedInput = el("elapsed");
+  const runsBox = el("runs");
 
-  const state = { variant: "international", side: "W", pieces: {}, history: [] };
+  // runs: the king-move counter, { W: [square, n], B: [square, n] } (n 0: none)
+  const NO_RUNS = { W: [0, 0], B: [0, 0] };
+  const state = { variant: "international", side: "W", pieces: {}, runs: NO_RUNS, history: [] };
   let requestSeq = 0;
   let probeTimer = null;
 
@@ -108,7 +117,33 @@
       .map(Number)
       .sort((a, b) => a - b)
       .forEach((sq) => groups[state.pieces[sq]].push(sq));
-    return `${state.side}:W${colourField(groups.w, groups.W)}:B${colourField(groups.b, groups.B)}`;
+    const fen = `${state.side}:W${colourField(groups.w, groups.W)}:B${colourField(groups.b, groups.B)}`;
+    const { W, B } = state.runs;
+    if (!W[1] && !B[1]) return fen;
+    const run = ([sq, n]) => (n ? `${n}${sq}` : "0");
+    return `${fen}:H0:F1:+${run(B)}+${run(W)}`;
+  }
+
+  function parseRuns(field) {
+    // "+<black n><square>+<white n><square>", e.g. "+0+328": white's king on 28, 3 moves
+    const m = /^\+(\d)(\d*)\+(\d)(\d*)$/.exec(field);
+    if (!m) throw new Error(`bad king-move field ${field}`);
+    const one = (n, sq) => {
+      if (Number(n) === 0) return [0, 0];
+      if (!sq) throw new Error(`a king-move count needs its king's square: ${field}`);
+      return [Number(sq), Number(n)];
+    };
+    return { B: one(m[1], m[2]), W: one(m[3], m[4]) };
+  }
+
+  function keptRuns(runs, pieces) {
+    // A run stays only while its king is on its square.
+    const out = {};
+    for (const colour of ["W", "B"]) {
+      const [sq, n] = runs[colour];
+      out[colour] = n && pieces[sq] === colour ? [sq, n] : [0, 0];
+    }
+    return out;
   }
 
   function parseFen(text) {
@@ -119,9 +154,16 @@
     const side = (parts[0] || "").trim().toUpperCase();
     if (side !== "W" && side !== "B") throw new Error("a FEN starts with W or B (side to move)");
     const pieces = {};
+    let runs = NO_RUNS;
     for (const raw of parts.slice(1)) {
       const part = raw.trim();
       if (!part) continue;
+      if (/^[HF]\d+$/.test(part)) continue; // lidraughts' half-move clock and move number
+      if (part[0] === "+") {
+        if (!VARIANTS[state.variant].kingLimit) throw new Error(`${state.variant} has no king-move counter`);
+        runs = parseRuns(part);
+        continue;
+      }
       const colour = part[0].toUpperCase();
       if (colour !== "W" && colour !== "B") throw new Error(`unknown colour field ${part}`);
       for (let token of part.slice(1).split(",")) {
@@ -149,7 +191,12 @@
         }
       }
     }
-    return { side, pieces };
+    for (const colour of ["W", "B"]) {
+      const [sq, n] = runs[colour];
+      if (n && pieces[sq] !== colour) throw new Error(`king-move count on ${sq}: no ${colour === "W" ? "white" : "black"} king there`);
+      if (n > VARIANTS[state.variant].kingLimit) throw new Error(`king-move count ${n} is over the limit`);
+    }
+    return { side, pieces, runs };
   }
 
   // --- drawing ---------------------------------------------------------------------------
@@ -218,7 +265,7 @@
 
   // --- state changes ---------------------------------------------------------------------
   function remember() {
-    state.history.push({ side: state.side, pieces: { ...state.pieces } });
+    state.history.push({ side: state.side, pieces: { ...state.pieces }, runs: state.runs });
     if (state.history.length > 200) state.history.shift();
     backButton.disabled = false;
   }
@@ -231,6 +278,7 @@
     } while (!allowed(sq, CYCLE[i]));
     if (CYCLE[i]) state.pieces[sq] = CYCLE[i];
     else delete state.pieces[sq];
+    state.runs = keptRuns(state.runs, state.pieces);
     changed();
   }
 
@@ -240,6 +288,7 @@
       if (!keepHistory) remember();
       state.side = parsed.side;
       state.pieces = parsed.pieces;
+      state.runs = parsed.runs;
       changed();
       return true;
     } catch (error) {
@@ -284,6 +333,7 @@
     const seq = ++requestSeq;
     if (Object.keys(state.pieces).length === 0) {
       renderValue(null, "Set up a position.");
+      renderRuns(null);
       renderMoves([]);
       showStatus("ok", "");
       document.body.dataset.fen = fen;
@@ -309,15 +359,18 @@
       let text = `${sideName(data.side)} to move: ${describe(data.result, data.dtw)}`;
       if (data.count && data.result_under_count && data.result_under_count !== data.result) {
         const c = data.count;
-        text += ` (${c.elapsed} of ${c.limit} plies on the ${c.rule} count: ` +
-          `${data.result_under_count} under the count)`;
+        const where = c.limit === null ? "a later ending's count" :
+          `${c.elapsed} of ${c.limit} plies on the ${c.rule} count`;
+        text += ` (${where}: ${data.result_under_count} under the count)`;
       }
       renderValue(data, text);
       showStatus("ok", "");
     } else {
+      if (data.king_runs !== undefined) renderRuns(data.king_runs);
       renderValue(null, data.moves ? `${sideName(state.side)} to move: value unknown` : "");
       showStatus("error", data.error || "error");
     }
+    if (ok) renderRuns(data.king_runs);
     renderMoves(data.moves || []);
     document.body.dataset.fen = fen;
     document.body.dataset.state = ok ? "ready" : "error";
@@ -328,6 +381,28 @@
     valueBox.dataset.result = data && data.result ? data.result : "";
     valueBox.dataset.dtw = data && data.dtw !== null && data.dtw !== undefined ? data.dtw : "";
     valueBox.dataset.underCount = data && data.result_under_count ? data.result_under_count : "";
+  }
+
+  function renderRuns(runs) {
+    // The king-move counter where the variant has one: each side's run, the barred king.
+    const run = (r) => (r ? `${r.square}:${r.moves}` : "");
+    runsBox.dataset.white = runs ? run(runs.white) : "";
+    runsBox.dataset.black = runs ? run(runs.black) : "";
+    runsBox.dataset.barred = runs && runs.barred ? runs.barred : "";
+    if (!runs) {
+      runsBox.textContent = "";
+      runsBox.hidden = true;
+      return;
+    }
+    runsBox.hidden = false;
+    const words = (name, r) =>
+      r ? `${name}'s king on ${squareLabel(r.square)}: ${r.moves} of ${runs.limit} quiet moves in a row`
+        : `${name}: no king run`;
+    let text = `${words("White", runs.white)}; ${words("Black", runs.black)}.`;
+    if (runs.barred) {
+      text += ` The king on ${squareLabel(runs.barred)} may not make a quiet move now.`;
+    }
+    runsBox.textContent = text;
   }
 
   function renderMoves(moves) {
@@ -387,6 +462,7 @@
     state.variant = variantSelect.value;
     state.side = VARIANTS[state.variant].firstMover;
     state.pieces = {};
+    state.runs = NO_RUNS;
     state.history = [];
     backButton.disabled = true;
     drawBoard();
@@ -399,6 +475,7 @@
   el("clear").addEventListener("click", () => {
     remember();
     state.pieces = {};
+    state.runs = NO_RUNS;
     changed();
   });
   el("start").addEventListener("click", () => setPosition(VARIANTS[state.variant].start, false));
@@ -408,6 +485,7 @@
     if (!last) return;
     state.side = last.side;
     state.pieces = last.pieces;
+    state.runs = last.runs;
     changed();
   });
 

@@ -214,3 +214,35 @@ def test_count_field_marks_moves_too_slow_for_the_count(page, server):
     )
     assert shown == slow
     assert "draw under the count" in page.evaluate("value.textContent")
+
+
+def test_frisian_board_shows_the_king_move_counter(page, server):
+    page.evaluate("(s => { s.value = 'frisian'; s.dispatchEvent(new Event('change')); })(variant)")
+    page.wait_for("document.querySelectorAll('#board [data-square]').length === 50")
+    # White's king on 23 has made three quiet moves in a row: only the man may move.
+    fen = "W:W50,K23:B1,K26:H0:F1:+0+323"
+    page.type_into("#fen", fen)
+    page.click("#fen-apply")
+    wait_ready(page, fen)
+    runs = page.evaluate("({...document.getElementById('runs').dataset})")
+    assert runs == {"white": "23:3", "black": "", "barred": "23"}
+    text = page.evaluate("document.getElementById('runs').textContent")
+    assert "The king on 23 may not make a quiet move now." in text
+    body, expected = served_moves(server, "frisian", fen)
+    assert body["king_runs"]["barred"] == 23
+    shown = shown_moves(page)
+    assert shown == expected and all(m.startswith("50-") for m, _, _ in shown)
+    # Playing the man's move ends white's run: the counter leaves the FEN.
+    page.click("#moves li[data-move]")
+    page.wait_for(
+        "document.body.dataset.fen.startsWith('B:') && "
+        "['ready', 'error'].includes(document.body.dataset.state)"
+    )
+    assert page.evaluate("document.getElementById('fen').value").startswith("B:W")
+    assert ":+" not in page.evaluate("document.getElementById('fen').value")
+    assert page.evaluate("document.getElementById('runs').dataset.barred") == ""
+    # Moving the king by hand off its square drops the counter too.
+    page.click("#back")
+    wait_ready(page, fen)
+    click_square(page, 23, 4)  # W -> b -> B -> empty
+    page.wait_for("!document.getElementById('fen').value.includes(':+')")
