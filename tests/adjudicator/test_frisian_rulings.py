@@ -5,7 +5,7 @@ or on the next move."""
 
 from __future__ import annotations
 
-from adj_helpers import apply, position, walk
+from adj_helpers import FakeTablebase, apply, position, walk
 
 from adjudicator import RuleOptions, rule_game
 from adjudicator.drawrules import DrawState, ending
@@ -159,3 +159,34 @@ def test_counter_python_face_settles_the_king_against_king_count():
     before = frisian(INTO_KVK)
     move = next(m for m in legal_moves(before) if m.is_capture and m.to == 50)
     assert state.push(before, move, play(before, move)) == "king-against-king"
+
+
+# --- unfinished games ruled with the tables (a test double holding the values) -------------
+
+
+def test_unfinished_two_kings_against_one_ruled_with_the_tables_under_the_7_move_count():
+    tb = FakeTablebase({TWO_V_ONE: (1, 9)}, variant="frisian")
+    r = rule_game([], fen=TWO_V_ONE, variant="frisian", tablebase=tb)
+    assert (r.reason, r.result) == ("tablebase", "2-0"), r.detail
+    assert "14 plies remain on the 7-move count" in r.detail
+    # Eight plies already played on the count: the win in 9 no longer fits the 6 left, and
+    # no line restarts the count (every other position is a table draw here).
+    late = rule_game(
+        [], fen=TWO_V_ONE, variant="frisian", tablebase=tb, options=RuleOptions(elapsed=8)
+    )
+    assert (late.reason, late.result) == ("tablebase", "1-1"), late.detail
+    assert "but only 6 plies remain on the 7-move count: draw" in late.detail
+
+
+def test_unfinished_game_outside_the_endings_has_no_count():
+    fen = "W:W35,K46,K50:BK3"
+    tb = FakeTablebase({fen: (1, 61)}, variant="frisian")
+    r = rule_game([], fen=fen, variant="frisian", tablebase=tb)
+    assert (r.reason, r.result) == ("tablebase", "2-0"), r.detail
+    assert "no count runs" in r.detail
+
+
+def test_unfinished_king_against_king_with_a_forced_capture_ruled_by_the_tables():
+    tb = FakeTablebase({KVK_LOST_NEXT_MOVE: (-1, 2)}, variant="frisian")
+    r = rule_game([], fen=KVK_LOST_NEXT_MOVE, variant="frisian", tablebase=tb)
+    assert (r.reason, r.result) == ("tablebase", "0-2"), r.detail
