@@ -18,9 +18,9 @@ from pathlib import Path
 import numba
 import numpy as np
 
-from tablebase import solve
+from tablebase import solve, solve_runs
 from tablebase.faults import SliceWriteError, describe
-from tablebase.index import BINOM, REVERSE16, position_from_index
+from tablebase.index import BINOM, REVERSE16, position_from_index, run_of_code
 from tablebase.rules.position import Position
 from tablebase.rules.variants import Variant, get_variant
 from tablebase.slices import Slice, flat_offsets, pair_dependencies
@@ -177,6 +177,8 @@ def _solve(
     old_chunk = numba.set_parallel_chunksize(1)  # chunks are handed out as threads free up
     try:
         top, reads = 0, 0
+        if variant.king_move_limit > 0:
+            return _solve_runs(variant, pair, deps, where, state, flags, nchunks, threads, vb)
         for s in pair:
             off, size = where[s]
             t, r = solve.init_slice(
@@ -229,19 +231,102 @@ def _solve(
     return PairSolution(where, values, reads, level - 1, flags)
 
 
+def _solve_runs(
+    variant: Variant,
+    pair: tuple[Slice, ...],
+    deps: FlatTables,
+    where: dict[Slice, tuple[int, int]],
+    state: np.ndarray,
+    flags: dict[Slice, np.ndarray],
+    nchunks: int,
+    threads: int,
+    vb: int,
+) -> PairSolution:
+    """:func:`_solve` for a variant with king runs (:mod:`tablebase.solve_runs`)."""
+    nbr, rules = variant.neighbours, variant.rules
+    top, reads = 0, 0
+    for s in pair:
+        off, _ = where[s]
+        t, r = solve_runs.init_slice(
+            state,
+            off,
+            deps.vals,
+            deps.offsets,
+            nbr,
+            rules,
+            BINOM,
+            s.boards(variant),
+            _counts(s),
+            nchunks,
+            vb,
+            flags[s],
+        )
+        top, reads = max(top, int(t)), reads + int(r)
+    vmax = solve.max_value(vb)
+    level = 1
+    while level <= top:
+        if level + 1 > vmax:
+            raise OverflowError(f"distance-to-win beyond {vmax - 1} plies in {pair[0].name}")
+        nset = 0
+        for s in pair:
+            off, size = where[s]
+            n, v = solve_runs.level_slice(
+                state,
+                nbr,
+                rules,
+                BINOM,
+                off,
+                where[s.mirror][0],
+                size,
+                _counts(s),
+                level,
+                nchunks,
+                vb,
+                threads > 1,
+            )
+            nset, reads = nset + int(n), reads + int(v)
+        if nset:
+            top = max(top, level + 1)
+        level += 1
+    total = state.shape[0]
+    values = state.view(np.uint8 if vb == 8 else np.uint16)[:total]
+    solve.compact_values(state, vb, values)
+    return PairSolution(where, values, reads, level - 1, flags)
+
+
+def valid_entries(variant: Variant, s: Slice, size: int) -> np.ndarray:
+    """Which of the slice's ``size`` entries are positions (each board's run states alike)."""
+    cw, cb = s.run_states(variant)
+    valid = solve.valid_mask(size // (cw * cb), variant.squares, variant.per_row, _counts(s), BINOM)
+    return valid if cw * cb == 1 else np.repeat(valid, cw * cb)
+
+
+def entry_position(variant: Variant, s: Slice, entry: int) -> Position:
+    """The position (white to move, with its king runs) of entry ``entry`` of slice ``s``."""
+    cw, cb = s.run_states(variant)
+    board, code = divmod(int(entry), cw * cb)
+    wm, wk, bm, bk, _ = position_from_index(
+        board, variant.squares, variant.per_row, *tuple(s), BINOM
+    )
+    if cw * cb == 1:
+        return Position(int(wm), int(wk), int(bm), int(bk), True, variant)
+    limit = variant.king_move_limit
+    wsq, wn = run_of_code(limit, wk, code // cb)
+    bsq, bn = run_of_code(limit, bk, code % cb)
+    runs = ((int(wsq) + 1 if wn else 0, int(wn)), (int(bsq) + 1 if bn else 0, int(bn)))
+    return Position(int(wm), int(wk), int(bm), int(bk), True, variant, king_runs=runs)
+
+
 def slice_stats(variant: Variant, s: Slice, values: np.ndarray) -> tuple[SliceStats, str]:
     """Counts of a solved slice and the FEN of its longest win ('' if none)."""
-    valid = solve.valid_mask(values.shape[0], variant.squares, variant.per_row, _counts(s), BINOM)
+    valid = valid_entries(variant, s, values.shape[0])
     positions, wins, losses, top, example = solve.value_counts(values, valid)
     del valid
     draws = positions - wins - losses
     longest, fen = -1, ""
     if wins:
         longest = top - 1
-        wm, wk, bm, bk, _ = position_from_index(
-            example, variant.squares, variant.per_row, *tuple(s), BINOM
-        )
-        fen = Position(int(wm), int(wk), int(bm), int(bk), True, variant).fen()
+        fen = entry_position(variant, s, example).fen()
     else:
         example = -1
     stats = SliceStats(int(positions), int(wins), int(draws), int(losses), longest, int(example))

@@ -286,3 +286,72 @@ def cursor_boards(nsq, width, counts, cur, changed, boards, free1, free2):
     for j in range(counts[3]):
         bk |= ONE << np.uint64(free2[cur[3, j]])
     boards[3] = bk
+
+
+# --- king runs --------------------------------------------------------------------------
+# Where a variant bars a player who still has men from more than ``limit`` quiet moves in a
+# row with one king (Frisian: 3, ``rules[R_KING_LIMIT]``), each side's current run is part
+# of the position and of the index. A side with men and ``k`` kings has ``1 + limit * k`` run
+# states: code 0 is no run, ``1 + limit * i + n - 1`` says that its ``i``-th king (counted
+# from the lowest square) made its last ``n`` quiet moves. Any other side has one state::
+#
+#     entry = board_index * (Cw * Cb) + white_code * Cb + black_code
+#
+# so a slice without runs (every slice of the other variants) is indexed as before.
+
+
+@njit(cache=True, inline="always")
+def run_states(limit, men, kings):
+    """Number of run states of a side with ``men`` men and ``kings`` kings."""
+    if limit > 0 and men > 0 and kings > 0:
+        return 1 + limit * kings
+    return 1
+
+
+@njit(cache=True, inline="always")
+def run_code(limit, men, kings_bb, sq, n):
+    """Run code of a side whose king on 0-based square ``sq`` made its last ``n`` quiet
+    moves (``n`` 0: no run); 0 for a side without run states."""
+    if n <= 0 or limit <= 0 or men == 0:
+        return 0
+    rank = popcount(kings_bb & ((ONE << np.uint64(sq)) - ONE))
+    return 1 + limit * rank + n - 1
+
+
+@njit(cache=True, inline="always")
+def run_of_code(limit, kings_bb, code):
+    """``(square, n)`` of run ``code`` against the side's kings; ``(-1, 0)`` for no run."""
+    if code == 0:
+        return -1, 0
+    i = (code - 1) // limit
+    bb = kings_bb
+    for _ in range(i):
+        bb &= bb - ONE
+    return lowest_square(bb), (code - 1) % limit + 1
+
+
+@njit(cache=True, inline="always")
+def mirror_run_code(limit, kings, code):
+    """The same run seen from the other side of the board (kings counted from the other
+    end): the ``i``-th of ``kings`` kings becomes the ``kings - 1 - i``-th."""
+    if code == 0:
+        return 0
+    i = (code - 1) // limit
+    return 1 + limit * (kings - 1 - i) + (code - 1) % limit
+
+
+@njit(cache=True)
+def entry_index(nsq, width, limit, wm, wk, bm, bk, wsq, wn, bsq, bn, binom):
+    """Index of a white-to-move position with its runs (white's king on ``wsq`` made the
+    last ``wn`` quiet moves, black's on ``bsq`` the last ``bn``; ``n`` 0: no run)."""
+    b = position_index(nsq, width, wm, wk, bm, bk, binom)
+    if limit <= 0:
+        return b
+    nwm, nwk, nbm, nbk = popcount(wm), popcount(wk), popcount(bm), popcount(bk)
+    cw = run_states(limit, nwm, nwk)
+    cb = run_states(limit, nbm, nbk)
+    if cw * cb == 1:
+        return b
+    return (
+        b * (cw * cb) + run_code(limit, nwm, wk, wsq, wn) * cb + run_code(limit, nbm, bk, bsq, bn)
+    )

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 from numba import get_num_threads, njit, prange
 
-from tablebase.index import BINOM, REVERSE16, position_index, reverse_board
+from tablebase.index import BINOM, REVERSE16, entry_index, reverse_board
 from tablebase.rules import Move, legal_moves, play
 from tablebase.rules.notation import move_text
 from tablebase.rules.position import Position
@@ -203,6 +203,8 @@ class Tablebase:
             BINOM,
             REVERSE16,
         )
+        if v.king_move_limit > 0 and code >= 0:
+            idx = _entry_with_runs(p)
         t = self._by_code.get(code)
         if t is None:
             s = _slice_of_code(code) if code >= 0 else normalise(p)[0]
@@ -266,7 +268,8 @@ class Tablebase:
         white_to_move: np.ndarray | bool = True,
     ) -> np.ndarray:
         """Stored values of many positions given as uint64 bitboard arrays (``decode`` them
-        with :func:`decode`, or read them as in ``docs/FORMAT.md``)."""
+        with :func:`decode`, or read them as in ``docs/FORMAT.md``). In a variant with king
+        runs (Frisian) these are the positions in which neither side has a run going."""
         if not self.has_distances:
             raise DistancesUnavailableError(self.path)
         v = self.variant
@@ -297,6 +300,7 @@ class Tablebase:
             REVERSE16,
             self._flat,
             self._flat_offsets,
+            v.king_move_limit,
         )
 
     def probe_batch_wdl(
@@ -401,6 +405,29 @@ class Tablebase:
         return t
 
 
+def _entry_with_runs(p: Position) -> int:
+    """Index of a position of a variant with king runs in its slice: its board and both
+    sides' runs (``Position.king_runs``), colour-flipped if black moves."""
+    v = p.variant
+    (wsq, wn), (bsq, bn) = p.king_runs
+    boards = (p.white_men, p.white_kings, p.black_men, p.black_kings)
+    runs = (wsq - 1, wn, bsq - 1, bn)
+    if not p.white_to_move:
+        f = p.flipped()
+        boards = (f.white_men, f.white_kings, f.black_men, f.black_kings)
+        runs = (v.squares - bsq, bn, v.squares - wsq, wn)  # 1-based s -> 0-based nsq - s
+    return int(
+        entry_index(
+            v.squares,
+            v.per_row,
+            v.king_move_limit,
+            *(np.uint64(b) for b in boards),
+            *runs,
+            BINOM,
+        )
+    )
+
+
 def _move_rank(mv: MoveValue) -> tuple[int, int]:
     if mv.result == "win":
         return (0, mv.dtw or 0)
@@ -428,18 +455,20 @@ def _white_to_move(nsq, wtm, wm, wk, bm, bk, rev16):
 
 
 @njit(cache=True, inline="always")
-def _locate_one(nsq, width, wtm, wm, wk, bm, bk, binom, rev16):
+def _locate_one(nsq, width, wtm, wm, wk, bm, bk, binom, rev16, limit):
+    """(material code, entry) of a position, with no king run on either side where the
+    variant has runs (``limit`` > 0)."""
     wm, wk, bm, bk, code = _white_to_move(nsq, wtm, wm, wk, bm, bk, rev16)
     if code < 0 or (wm | wk) == 0 or (bm | bk) == 0:
         return code, 0
-    return code, position_index(nsq, width, wm, wk, bm, bk, binom)
+    return code, entry_index(nsq, width, limit, wm, wk, bm, bk, -1, 0, -1, 0, binom)
 
 
 @njit(cache=True)
 def _locate(nsq, width, wtm, wm, wk, bm, bk, binom, rev16):
     """(material code, index) of a position given as Python ints, after the colour flip."""
     return _locate_one(
-        nsq, width, wtm, np.uint64(wm), np.uint64(wk), np.uint64(bm), np.uint64(bk), binom, rev16
+        nsq, width, wtm, np.uint64(wm), np.uint64(wk), np.uint64(bm), np.uint64(bk), binom, rev16, 0
     )
 
 
@@ -453,11 +482,11 @@ def _codes_batch(wm, wk, bm, bk, wtm, nsq, rev16):
 
 
 @njit(cache=True, parallel=True)
-def _gather_batch(wm, wk, bm, bk, wtm, nsq, width, binom, rev16, flat, offsets):
+def _gather_batch(wm, wk, bm, bk, wtm, nsq, width, binom, rev16, flat, offsets, limit):
     n = wm.shape[0]
     out = np.empty(n, dtype=flat.dtype)
     for i in prange(n):
-        code, idx = _locate_one(nsq, width, wtm[i], wm[i], wk[i], bm[i], bk[i], binom, rev16)
+        code, idx = _locate_one(nsq, width, wtm[i], wm[i], wk[i], bm[i], bk[i], binom, rev16, limit)
         out[i] = flat[offsets[code] + idx]
     return out
 

@@ -15,6 +15,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from tablebase.index import run_states
 from tablebase.rules.bits import popcount
 from tablebase.rules.variants import Variant
 
@@ -58,9 +59,21 @@ class Slice(NamedTuple):
     def file_name(self) -> str:
         return f"{self.name}.h5"
 
-    def size(self, variant: Variant) -> int:
-        """Number of index entries (a few of them, men of both colours on one square, unused)."""
+    def boards(self, variant: Variant) -> int:
+        """Number of boards indexed (a few of them, men of both colours on one square,
+        unused)."""
         return slice_size(variant.squares, variant.per_row, *self)
+
+    def run_states(self, variant: Variant) -> tuple[int, int]:
+        """Run states of white and black (:mod:`tablebase.index`, "king runs"): more than
+        one only for a side with men and kings in a variant with a king-move limit."""
+        limit = variant.king_move_limit
+        return run_states(limit, self.wm, self.wk), run_states(limit, self.bm, self.bk)
+
+    def size(self, variant: Variant) -> int:
+        """Number of index entries: boards times the run states of both sides."""
+        cw, cb = self.run_states(variant)
+        return self.boards(variant) * cw * cb
 
 
 UNCODED = 4096  # material with more than seven pieces of a kind: past every real code

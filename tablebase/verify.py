@@ -12,10 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
-from tablebase import solve
-from tablebase.generator import _counts, tables_for_pair
-from tablebase.index import BINOM, REVERSE16, position_from_index
-from tablebase.rules.position import Position
+from tablebase import solve, solve_runs
+from tablebase.generator import _counts, entry_position, tables_for_pair
+from tablebase.index import BINOM, REVERSE16
 from tablebase.rules.variants import Variant
 from tablebase.slices import Slice, build_key, parse_material
 
@@ -54,23 +53,31 @@ def verify_slice(
     else:
         rng = np.random.default_rng(seed)
         indices = np.sort(rng.choice(size, sample, replace=False).astype(np.int64))
-    bad = solve.verify_range(
-        tables.vals,
-        tables.offsets,
-        variant.neighbours,
-        variant.rules,
-        BINOM,
-        REVERSE16,
-        off,
-        _counts(s),
-        indices,
-        max(1, threads) * 4,
-    )
-    bad_idx = indices[bad]
-    fens = []
-    for idx in bad_idx[:20]:
-        wm, wk, bm, bk, _ = position_from_index(
-            int(idx), variant.squares, variant.per_row, *tuple(s), BINOM
+    if variant.king_move_limit > 0:  # entries with king runs (Frisian)
+        bad = solve_runs.verify_range(
+            tables.vals,
+            tables.offsets,
+            variant.neighbours,
+            variant.rules,
+            BINOM,
+            off,
+            _counts(s),
+            indices,
+            max(1, threads) * 4,
         )
-        fens.append(Position(int(wm), int(wk), int(bm), int(bk), True, variant).fen())
+    else:
+        bad = solve.verify_range(
+            tables.vals,
+            tables.offsets,
+            variant.neighbours,
+            variant.rules,
+            BINOM,
+            REVERSE16,
+            off,
+            _counts(s),
+            indices,
+            max(1, threads) * 4,
+        )
+    bad_idx = indices[bad]
+    fens = [entry_position(variant, s, int(idx)).fen() for idx in bad_idx[:20]]
     return SliceCheck(s.name, int(indices.shape[0]), tuple(fens), int(bad_idx.shape[0]))

@@ -1,0 +1,488 @@
+"""The solver's passes for slices with king runs (Frisian's three-move king limit).
+
+Where a variant bars a player who still has men from more than ``limit`` quiet moves in a
+row with the same king, the run of each side is part of the position, and a slice's entries
+are its boards times the run states of both sides (:func:`tablebase.index.entry_index`).
+The passes, the working state and the values are those of :mod:`tablebase.solve`; only the
+moves differ:
+
+* a quiet move of a man (a promotion too) ends the mover's run; a quiet move of a king
+  continues the run when that king made it (``n + 1``) and starts one otherwise (``n = 1``);
+  the king whose run has reached ``limit`` makes no quiet move (captures are always
+  allowed, and end the run);
+* the side that did not move keeps its run, unless a capture took the king it belongs to or
+  its last man (then it has no run states at all);
+* so the predecessors of a position, whose black side has just moved, are: with black's run
+  ``0``, black's man un-moves, from any black run state; with a run ``n`` of king ``K``,
+  only ``K``'s un-moves, from the run ``n - 1`` of ``K`` (``n >= 2``) or, for ``n = 1``, from
+  no run or a run of any other black king. White's run is the same in both.
+
+Pass 1 runs per board: the captures and the promotions depend only on the run of the side
+not moving, the quiet moves inside the pair only on the mover's, so each is worked out once
+per board and combined over the run states. Nothing here is used by a variant without king
+runs: its slices have one run state and go through :mod:`tablebase.solve` unchanged.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from tablebase.atomics import cas, prefetch
+from tablebase.index import (
+    cursor_boards,
+    cursor_next,
+    cursor_start,
+    entry_index,
+    index_of_counted,
+    lowest_square,
+    mirror_run_code,
+    popcount,
+    position_from_index,
+    reverse_board,
+    run_of_code,
+    run_states,
+)
+from tablebase.rules import movegen as mg
+from tablebase.slices import UNCODED, material_code
+from tablebase.solve import MISSING, NO_PIECES, UNMOVE_ROWS, combine
+
+R_KING_LIMIT = 6  # mirrored from tablebase.rules.variants.R_KING_LIMIT
+
+
+@njit(cache=True, inline="always")
+def king_limit(rules):
+    """The variant's king-run limit (0: none) from its compiled rules array."""
+    if rules.shape[0] > R_KING_LIMIT:
+        return rules[R_KING_LIMIT]
+    return 0
+
+
+@njit(cache=True, inline="always")
+def place_runs(offsets, nsq, width, binom, limit, a, b, c, d, asq, an, csq, cn):
+    """Where the position ``(a, b)`` to move against ``(c, d)`` (black to move, as the move
+    functions return it), with the runs ``(asq, an)`` of the side to move and ``(csq, cn)``
+    of the other (0-based squares before the flip; ``n`` 0: no run), lies in the flat tables
+    once flipped to white to move; NO_PIECES or MISSING as :func:`tablebase.solve.place_after`."""
+    if (a | b) == 0:
+        return NO_PIECES
+    wm = reverse_board(a, nsq, 0)
+    wk = reverse_board(b, nsq, 0)
+    bm = reverse_board(c, nsq, 0)
+    bk = reverse_board(d, nsq, 0)
+    code = material_code(wm, wk, bm, bk)
+    if code == UNCODED or offsets[code] < 0:
+        return MISSING
+    return offsets[code] + entry_index(
+        nsq, width, limit, wm, wk, bm, bk, nsq - 1 - asq, an, nsq - 1 - csq, cn, binom
+    )
+
+
+@njit(cache=True, inline="always")
+def kept_run(sq, n, men, kings):
+    """The run ``(sq, n)`` of the side that did not move, after the move left it ``men``
+    and ``kings``: kept while the king is still there and the side has men."""
+    if n > 0 and men != 0 and (kings >> np.uint64(sq)) & mg.ONE:
+        return sq, n
+    return -1, 0
+
+
+@njit(cache=True, inline="always")
+def king_quiet_moves(nbr, flying, sq, empty):
+    """Number of quiet moves of the king on ``sq`` (diagonal, as far as empty if flying)."""
+    n = 0
+    for d in range(4):
+        f = nbr[sq, d]
+        while f >= 0 and (empty >> np.uint64(f)) & mg.ONE:
+            n += 1
+            if not flying:
+                break
+            f = nbr[f, d]
+    return n
+
+
+@njit(cache=True)
+def quiet_inside(rules, wm, wk, bm, bk):
+    """Number of white's quiet moves that stay in the pair: men's steps off the promotion
+    row and every king move (bitboard steps)."""
+    nsq = rules[0]
+    width = rules[5]
+    full = (mg.ONE << np.uint64(nsq)) - mg.ONE
+    empty = full & ~(wm | wk | bm | bk)
+    promo = mg.promotion_row(rules, True)
+    inside = 0
+    for d in range(2):
+        inside += popcount(mg._step(wm, width, d) & empty & ~promo)
+    flying = rules[1] != 0
+    for d in range(4):
+        r = mg._step(wk, width, d) & empty
+        while r:
+            inside += popcount(r)
+            if not flying:
+                break
+            r = mg._step(r, width, d) & empty
+    return inside
+
+
+@njit(cache=True)
+def _promotions(vals, offsets, nbr, rules, binom, limit, wm, wk, bm, bk, bsq, bn):
+    """Best candidate value among white's promotions (-1 if none) when black's run is
+    ``(bsq, bn)``, and how many tables were read."""
+    nsq = rules[0]
+    width = rules[5]
+    full = (mg.ONE << np.uint64(nsq)) - mg.ONE
+    empty = full & ~(wm | wk | bm | bk)
+    promo = mg.promotion_row(rules, True)
+    best = -1
+    reads = 0
+    for d in range(2):
+        ex = mg._step(wm, width, d) & empty & promo
+        while ex:
+            to = lowest_square(ex)
+            ex &= ex - mg.ONE
+            frm = nbr[to, 3 - d]
+            a, b, c, e = mg.make_move(
+                rules, True, wm, wk, bm, bk, np.uint64(frm), np.uint64(to), mg.ZERO
+            )
+            q = place_runs(offsets, nsq, width, binom, limit, a, b, c, e, bsq, bn, -1, 0)
+            reads += 1
+            if q == MISSING:
+                raise RuntimeError("a slice needed for a promotion is missing")
+            best = combine(best, 1 if q == NO_PIECES else np.int64(vals[q]))
+    return best, reads
+
+
+@njit(cache=True)
+def _init_range(state, soff, vals, offsets, nbr, rules, binom, lo, hi, counts, vb, flags):
+    """Pass 1 over the boards ``lo..hi`` of one slice with run states; returns (top value,
+    table reads). Flags the entries that are not positions (capture positions are stored:
+    the compact WDL part resolves captures without runs)."""
+    nsq = rules[0]
+    width = rules[5]
+    flying = rules[1] != 0
+    limit = king_limit(rules)
+    dec = 1 << (2 * vb - 1)
+    exit_draw = (1 << vb) - 1
+    vmax = exit_draw - 1
+    cw = run_states(limit, counts[0], counts[1])
+    cb = run_states(limit, counts[2], counts[3])
+    per = cw * cb
+    moves = mg.new_move_buffer_nb()
+    ws = mg.new_workspace_nb()
+    cur = np.zeros((4, 8), dtype=np.int64)
+    boards = np.zeros(5, dtype=np.uint64)
+    free1 = np.zeros(64, dtype=np.int64)
+    free2 = np.zeros(64, dtype=np.int64)
+    by_black = np.zeros(cb, dtype=np.int64)
+    full = (mg.ONE << np.uint64(nsq)) - mg.ONE
+    cursor_start(lo, nsq, width, counts, binom, cur)
+    cursor_boards(nsq, width, counts, cur, 0, boards, free1, free2)
+    top = 0
+    reads = 0
+    for bi in range(lo, hi):
+        if bi > lo:
+            changed = cursor_next(nsq, width, counts, cur)
+            cursor_boards(nsq, width, counts, cur, changed, boards, free1, free2)
+        base = bi * per
+        if boards[4] == 0:
+            for c in range(per):
+                state[soff + base + c] = dec
+                flags[(base + c) >> 3] |= np.uint8(1 << ((base + c) & 7))
+            continue
+        wm, wk, bm, bk = boards[0], boards[1], boards[2], boards[3]
+        if mg.has_capture(nbr, rules, True, wm, wk, bm, bk):
+            n = mg.generate_moves(nbr, rules, True, wm, wk, bm, bk, moves, ws)
+            for r in range(cb):
+                bsq, bn = run_of_code(limit, bk, r)
+                best = -1
+                for i in range(n):
+                    a, b, c, d = mg.play_row(wm, wk, bm, bk, moves, i)
+                    ksq, kn = kept_run(bsq, bn, a, b)
+                    q = place_runs(offsets, nsq, width, binom, limit, a, b, c, d, ksq, kn, -1, 0)
+                    if q == MISSING:
+                        raise RuntimeError("a slice needed for a capture is missing")
+                    best = combine(best, 1 if q == NO_PIECES else np.int64(vals[q]))
+                reads += n
+                if best > vmax:
+                    raise OverflowError("distance-to-win does not fit the value width")
+                by_black[r] = best
+                top = max(top, best)
+            for c in range(per):
+                state[soff + base + c] = dec | by_black[c % cb]
+            continue
+        inside = quiet_inside(rules, wm, wk, bm, bk)
+        if inside >= (1 << (vb - 1)):
+            raise OverflowError("too many quiet moves for the state word")
+        for r in range(cb):
+            bsq, bn = run_of_code(limit, bk, r)
+            best, got = _promotions(
+                vals, offsets, nbr, rules, binom, limit, wm, wk, bm, bk, bsq, bn
+            )
+            reads += got
+            if best > vmax:
+                raise OverflowError("distance-to-win does not fit the value width")
+            by_black[r] = best
+        empty = full & ~(wm | wk | bm | bk)
+        for w in range(cw):
+            wsq, wn = run_of_code(limit, wk, w)
+            mine = inside
+            if wn == limit:  # this king may not move quietly again
+                mine -= king_quiet_moves(nbr, flying, wsq, empty)
+            for r in range(cb):
+                best = by_black[r]
+                e = soff + base + w * cb + r
+                if mine == 0 and best < 0:
+                    state[e] = dec | 1  # no legal move: lost
+                    top = max(top, 1)
+                    continue
+                ex = 0
+                if best == 0:
+                    ex = exit_draw
+                elif best > 0:
+                    ex = best
+                    top = max(top, best)
+                state[e] = (mine << vb) | ex
+    return top, reads
+
+
+@njit(cache=True, parallel=True)
+def init_slice(state, soff, vals, offsets, nbr, rules, binom, boards, counts, nchunks, vb, flags):
+    """Pass 1 over one slice of ``boards`` boards with run states (see
+    :func:`tablebase.solve.init_slice`)."""
+    step = (boards + nchunks - 1) // nchunks
+    step = (step + 7) // 8 * 8  # whole bytes of flags per chunk, whatever the run states
+    out = np.zeros((nchunks, 2), dtype=np.int64)
+    for c in prange(nchunks):
+        lo = c * step
+        hi = min(boards, lo + step)
+        if lo < hi:
+            t, r = _init_range(
+                state, soff, vals, offsets, nbr, rules, binom, lo, hi, counts, vb, flags
+            )
+            out[c, 0] = t
+            out[c, 1] = r
+    return out[:, 0].max(), out[:, 1].sum()
+
+
+@njit(cache=True, inline="always")
+def predecessor_indices(nbr, rules, binom, wm, wk, bm, bk, wcode, bcode, counts, moff, out):
+    """Indices (``moff`` + entry in the mirror slice) of every position from which black's
+    quiet move leads to this white-to-move position with runs ``wcode``, ``bcode``, without
+    leaving the pair (see the module docstring); returns how many were written."""
+    nsq = rules[0]
+    width = rules[5]
+    flying = rules[1] != 0
+    limit = king_limit(rules)
+    wm, wk, bm, bk = np.uint64(wm), np.uint64(wk), np.uint64(bm), np.uint64(bk)
+    full = (mg.ONE << np.uint64(nsq)) - mg.ONE
+    empty = full & ~(wm | wk | bm | bk)
+    pbm = reverse_board(wm, nsq, 0)
+    pbk = reverse_board(wk, nsq, 0)
+    rbm = reverse_board(bm, nsq, 0)
+    rbk = reverse_board(bk, nsq, 0)
+    nwm, nwk, nbm, nbk = counts[2], counts[3], counts[0], counts[1]  # the mirror slice's
+    cwm = run_states(limit, nwm, nwk)  # black's run states, white in the mirror
+    cbm = run_states(limit, nbm, nbk)
+    per = cwm * cbm
+    other = mirror_run_code(limit, counts[1], wcode)  # white's run, unchanged
+    m = 0
+    if cwm == 1 or bcode > 0:
+        # a black king's un-move: any king when black has no run states, else the run's
+        ksq, kn = run_of_code(limit, bk, bcode)
+        kings = bk
+        while kings:
+            to = lowest_square(kings)
+            kings &= kings - mg.ONE
+            if cwm > 1 and to != ksq:
+                continue
+            base = rbk ^ (mg.ONE << np.uint64(nsq - 1 - to))
+            for d in range(4):
+                f = nbr[to, d]
+                while f >= 0 and (empty >> np.uint64(f)) & mg.ONE:
+                    pwk = base | (mg.ONE << np.uint64(nsq - 1 - f))
+                    b = index_of_counted(nsq, width, rbm, pwk, pbm, pbk, nwm, nwk, nbm, nbk, binom)
+                    if cwm == 1:
+                        out[m] = moff + b * per + other
+                        m += 1
+                    else:
+                        # the king came from f: in the mirror it stands on nsq-1-f
+                        rank = popcount(pwk & ((mg.ONE << np.uint64(nsq - 1 - f)) - mg.ONE))
+                        if kn >= 2:
+                            out[m] = moff + (b * cwm + 1 + limit * rank + kn - 2) * cbm + other
+                            m += 1
+                        else:
+                            out[m] = moff + (b * cwm) * cbm + other
+                            m += 1
+                            for j in range(nwk):
+                                if j == rank:
+                                    continue
+                                for k in range(limit):
+                                    out[m] = moff + (b * cwm + 1 + limit * j + k) * cbm + other
+                                    m += 1
+                    if not flying:
+                        break
+                    f = nbr[f, d]
+    if cwm == 1 or bcode == 0:
+        # a black man's un-move (one step back, from the row above), from any black run
+        men = bm
+        while men:
+            to = lowest_square(men)
+            men &= men - mg.ONE
+            base = rbm ^ (mg.ONE << np.uint64(nsq - 1 - to))
+            for d in range(2):
+                f = nbr[to, d]
+                if f >= 0 and (empty >> np.uint64(f)) & mg.ONE:
+                    pwm = base | (mg.ONE << np.uint64(nsq - 1 - f))
+                    b = index_of_counted(nsq, width, pwm, rbk, pbm, pbk, nwm, nwk, nbm, nbk, binom)
+                    for c in range(cwm):
+                        out[m] = moff + (b * cwm + c) * cbm + other
+                        m += 1
+    return m
+
+
+@njit(cache=True)
+def _level_range(state, nbr, rules, binom, soff, moff, lo, hi, counts, level, vb, atomic):
+    """Level ``level`` over entries ``lo..hi`` of one slice with run states (see
+    :func:`tablebase.solve._level_range`); returns (set, visits)."""
+    nsq = rules[0]
+    width = rules[5]
+    limit = king_limit(rules)
+    cw = run_states(limit, counts[0], counts[1])
+    cb = run_states(limit, counts[2], counts[3])
+    per = cw * cb
+    dec = 1 << (2 * vb - 1)
+    vmask = (1 << vb) - 1
+    one_less = 1 << vb
+    new = level + 1
+    target = dec | level
+    win_level = level % 2 == 1
+    where = np.zeros(UNMOVE_ROWS * 4, dtype=np.int64)
+    nset = 0
+    visits = 0
+    last = -1
+    wm = wk = bm = bk = np.uint64(0)
+    for idx in range(lo, hi):
+        s = np.int64(state[soff + idx])
+        if s & dec == 0:
+            ex = s & vmask
+            if ex == new and (ex % 2 == 0 or (s >> vb) == 0):
+                if cas(state, soff + idx, s, dec | new) == s:
+                    nset += 1
+            continue
+        if s != target:
+            continue
+        bi = idx // per
+        code = idx - bi * per
+        if bi != last:
+            wm, wk, bm, bk, ok = position_from_index(
+                bi, nsq, width, counts[0], counts[1], counts[2], counts[3], binom
+            )
+            last = bi
+        m = predecessor_indices(
+            nbr, rules, binom, wm, wk, bm, bk, code // cb, code % cb, counts, moff, where
+        )
+        for j in range(m):
+            prefetch(state, where[j])
+        visits += m
+        for j in range(m):
+            p = where[j]
+            old = np.int64(state[p])
+            if old & dec:
+                continue
+            if win_level:
+                state[p] = dec | new  # safe without CAS: see tablebase.solve._level_range
+                nset += 1
+                continue
+            while True:
+                ex = old & vmask
+                if (old >> vb) == 1 and (ex == 0 or (ex % 2 == 1 and ex <= new)):
+                    nv = dec | new
+                else:
+                    nv = old - one_less
+                if atomic:
+                    got = np.int64(cas(state, p, old, nv))
+                else:
+                    got = old
+                    state[p] = nv
+                if got == old:
+                    if nv & dec:
+                        nset += 1
+                    break
+                old = got
+                if old & dec:
+                    break
+    return nset, visits
+
+
+@njit(cache=True, parallel=True)
+def level_slice(state, nbr, rules, binom, soff, moff, size, counts, level, nchunks, vb, atomic):
+    """Pass 2, one level, over one slice with run states (see
+    :func:`tablebase.solve.level_slice`)."""
+    step = (size + nchunks - 1) // nchunks
+    out = np.zeros((nchunks, 2), dtype=np.int64)
+    for c in prange(nchunks):
+        lo = c * step
+        hi = min(size, lo + step)
+        if lo < hi:
+            a, b = _level_range(
+                state, nbr, rules, binom, soff, moff, lo, hi, counts, level, vb, atomic
+            )
+            out[c, 0] = a
+            out[c, 1] = b
+    return out[:, 0].sum(), out[:, 1].sum()
+
+
+@njit(cache=True, parallel=True)
+def verify_range(vals, offsets, nbr, rules, binom, off, counts, indices, nchunks):
+    """Local consistency of entries with run states: each listed entry's value re-derived
+    from its successors, generated by the move generator (every move, the barred king's
+    quiet moves taken out) with the runs worked out forward. True where it is wrong."""
+    nsq = rules[0]
+    width = rules[5]
+    limit = king_limit(rules)
+    cw = run_states(limit, counts[0], counts[1])
+    cb = run_states(limit, counts[2], counts[3])
+    per = cw * cb
+    bad = np.zeros(indices.shape[0], dtype=np.bool_)
+    m = indices.shape[0]
+    step = (m + nchunks - 1) // nchunks
+    for c in prange(nchunks):
+        moves = mg.new_move_buffer_nb()
+        ws = mg.new_workspace_nb()
+        for t in range(c * step, min(m, (c + 1) * step)):
+            idx = indices[t]
+            bi = idx // per
+            code = idx - bi * per
+            wm, wk, bm, bk, ok = position_from_index(
+                bi, nsq, width, counts[0], counts[1], counts[2], counts[3], binom
+            )
+            stored = np.int64(vals[off + idx])
+            if not ok:
+                bad[t] = stored != 0
+                continue
+            wsq, wn = run_of_code(limit, wk, code // cb)
+            bsq, bn = run_of_code(limit, bk, code % cb)
+            n = mg.generate_moves(nbr, rules, True, wm, wk, bm, bk, moves, ws)
+            best = -1
+            for i in range(n):
+                frm = np.int64(mg.move_from(moves, i))
+                to = np.int64(mg.move_to(moves, i))
+                capture = mg.move_captured(moves, i) != 0
+                king = (wk >> np.uint64(frm)) & mg.ONE
+                if not capture and king and wn == limit and frm == wsq:
+                    continue  # the barred king
+                a, b, cc, d = mg.play_row(wm, wk, bm, bk, moves, i)
+                ksq, kn = kept_run(bsq, bn, a, b)
+                msq, mn = -1, 0
+                if not capture and king:
+                    msq = to
+                    mn = wn + 1 if (wn > 0 and frm == wsq) else 1
+                q = place_runs(offsets, nsq, width, binom, limit, a, b, cc, d, ksq, kn, msq, mn)
+                if q == MISSING:
+                    best = -2
+                    break
+                best = combine(best, 1 if q == NO_PIECES else np.int64(vals[q]))
+            if best == -1:
+                best = 1  # no legal move
+            bad[t] = best != stored
+    return bad
