@@ -60,7 +60,6 @@ from adjudicator.tablesearch import shortcut_holds_for
 from tablebase.probe import RESULTS, MissingSliceError, Tablebase, normalise
 from tablebase.rules import Move, legal_moves, play
 from tablebase.rules.countsearch import under_count
-from tablebase.rules.drawrules import NO_LIMIT
 from tablebase.rules.notation import move_text
 from tablebase.rules.position import FenError, Position
 from tablebase.rules.variants import VARIANTS, Variant, get_variant
@@ -406,8 +405,7 @@ class Service:
         except LookupError:
             return  # a move leads outside the tables: the values stay null
         out["result_under_count"] = whole
-        limit = None if count.limit >= NO_LIMIT else count.limit
-        out["count"] = {"rule": count.rule, "limit": limit, "elapsed": count.elapsed}
+        out["count"] = {"rule": count.rule, "limit": count.finite_limit, "elapsed": count.elapsed}
         by_move = {(m.frm, m.to, m.captures): v for m, v in zip(moves, per_move, strict=True)}
         for row in rows:
             row["result_under_count"] = by_move[(row["from"], row["to"], tuple(row["captures"]))]

@@ -374,7 +374,11 @@ def probe_cmd(
             if counted is not None:
                 count, whole, per_move = counted
                 obj["result_under_count"] = whole
-                obj["count"] = {"rule": count.rule, "limit": count.limit, "elapsed": count.elapsed}
+                obj["count"] = {
+                    "rule": count.rule,
+                    "limit": count.finite_limit,
+                    "elapsed": count.elapsed,
+                }
             if with_moves:
                 obj["moves"] = [{"move": m.text, "result": m.result, "dtw": m.dtw} for m in moves]
                 if counted is not None:

@@ -402,6 +402,11 @@ class Count:
     def expired(self) -> bool:
         return self.elapsed >= self.limit
 
+    @property
+    def finite_limit(self) -> int | None:
+        """``limit``, or None for the general count of rules that have none (JSON)."""
+        return None if self.limit >= NO_LIMIT else self.limit
+
     def tick(self) -> Count:
         """The count one ply later."""
         return replace(self, elapsed=self.elapsed + 1)
