@@ -9,7 +9,8 @@ move lists of random playouts and of random king-heavy placements are compared a
 * pydraughts 0.6.7 (``draughts.core.game.Game("frisian")``; slow, so it sees a sample). It
   values a king at 1.501 men where we follow "just under two men" (docs/RULES-VARIANTS.md);
   the two part only when a capture of at least five men competes with one of at least three
-  kings, which these positions (at most 16 pieces) never hold - the test checks that too.
+  kings, a choice none of the sampled positions holds (it would fail the test: pydraughts
+  would play a capture we do not list).
 
 Neither peer knows our king runs from a FEN (both keep them as game history), so positions
 are compared without runs; the king-move limit is compared in whole games with pydraughts,
