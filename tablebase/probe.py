@@ -45,9 +45,9 @@ from tablebase.wdl import (
     NO_TABLE,
     capture_closure,
     new_buffers,
-    result_of,
+    result_capturing,
     result_quick,
-    results_batch,
+    results_staged,
 )
 
 
@@ -182,7 +182,7 @@ class Tablebase:
     def _position(self, pos: Position | str) -> Position:
         if isinstance(pos, str):
             return Position.from_fen(pos, self.variant)
-        if pos.variant != self.variant:
+        if pos.variant is not self.variant and pos.variant != self.variant:  # == costs 1 us
             raise ValueError(f"position is {pos.variant.name}, database is {self.variant.name}")
         return pos
 
@@ -236,7 +236,7 @@ class Tablebase:
                 buffers = getattr(self._local, "buffers", None)
                 if buffers is None:
                     buffers = self._local.buffers = new_buffers()
-                r = result_of(*tables, BINOM, REVERSE16, p.white_to_move, *boards, *buffers)
+                r = result_capturing(*tables, p.white_to_move, *boards, *buffers)
             if r > NO_TABLE:
                 return int(r)
             self._load_wdl([NO_TABLE - int(r)], p)
@@ -335,24 +335,12 @@ class Tablebase:
         if (self._wdl_offsets[present] < 0).any():
             self._load_wdl(present.tolist())
         while True:
-            out, missing = results_batch(
-                self._wdl_flat,
-                self._wdl_offsets,
-                v.neighbours,
-                v.rules,
-                BINOM,
-                REVERSE16,
-                wtm,
-                wm,
-                wk,
-                bm,
-                bk,
-                get_num_threads() * 4,
+            out, need = results_staged(
+                self._wdl_flat, self._wdl_offsets, v, wtm, wm, wk, bm, bk, get_num_threads()
             )
-            need = sorted({int(c) for c in missing if c >= 0})
-            if not need:
+            if need < 0:
                 return out
-            self._load_wdl(need)
+            self._load_wdl([need])
 
     def _load_wdl(self, codes: list[int], pos: Position | None = None) -> None:
         """Load the WDL parts of slices ``codes`` and of every slice their captures reach

@@ -283,3 +283,25 @@ def test_run_scan_encoding_equals_the_plain_definition(db3_international) -> Non
         for chunks in (1, 7):
             got = filled_codes(values, v.neighbours, v.rules, binom, counts, chunks)
             np.testing.assert_array_equal(got, plain, err_msg=f"{s.name}, {chunks} chunks")
+
+
+def test_batch_resolves_positions_with_more_captures_than_slots(db3_international, wdl_copy):
+    """A capture position with more legal captures than the batch keeps per position is
+    resolved depth first inside the batch; it and its neighbours answer as the values do."""
+    from tablebase.rules.moves import MoveList
+    from tablebase.wdl import CHILD_SLOTS
+
+    fens = ["W:WK1,K2:BK7", "B:WK44:BK49,K50", "W:WK1,K2:B7", "W:WK5:BK1,K10", "W:W28:B23"]
+    positions = [Position.from_fen(f) for f in fens]
+    assert MoveList(positions[0]).count > CHILD_SLOTS  # the depth-first path is taken
+    assert MoveList(positions[1]).count > CHILD_SLOTS
+    boards = [
+        np.array([getattr(p, k) for p in positions], dtype=np.uint64)
+        for k in ("white_men", "white_kings", "black_men", "black_kings")
+    ]
+    wtm = np.array([p.white_to_move for p in positions])
+    full = tablebase.open(db3_international)
+    small = tablebase.open(wdl_copy)
+    got = small.probe_batch_wdl(*boards, wtm)
+    np.testing.assert_array_equal(got, full.probe_batch_wdl(*boards, wtm))
+    assert got.tolist() == [full.probe_wdl(p) for p in positions]
