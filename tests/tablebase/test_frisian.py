@@ -22,16 +22,20 @@ A straight capture jumps the nearest square of the same colour along a row (23 o
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tablebase.cli import main
-from tablebase.rules import FenError, Position, legal_moves, perft, play
+from tablebase.rules import FenError, Position, legal_moves, perft, play, quiet_unmoves
 from tablebase.rules import movegen as mg
 from tablebase.rules.notation import move_text, parse_move
+from tablebase.rules.position import NO_RUNS, squares_of
 from tablebase.rules.variants import (
     FRISIAN,
     INTERNATIONAL,
@@ -441,3 +445,66 @@ def test_cli_perft_and_moves():
     assert r.output.strip().endswith("2 moves: 31-26 31-27")
     r = runner.invoke(main, ["moves", "--variant", "frisian", "W:W31,K45:B10,K3:+0+340"])
     assert r.exit_code != 0 and "no white king" in r.output
+
+
+# --- properties ------------------------------------------------------------------------------
+
+SETTINGS = settings(max_examples=200, deadline=None)
+
+
+def _with_random_runs(data, p: Position) -> Position:
+    runs = []
+    for men, kings in ((p.white_men, p.white_kings), (p.black_men, p.black_kings)):
+        squares = squares_of(kings)
+        if men and squares and data.draw(st.booleans()):
+            runs.append((data.draw(st.sampled_from(squares)), data.draw(st.integers(1, 3))))
+        else:
+            runs.append((0, 0))
+    return p.with_runs((runs[0], runs[1]))
+
+
+@SETTINGS
+@given(data=st.data())
+def test_property_fen_round_trip_with_runs(positions, data):
+    p = _with_random_runs(data, data.draw(positions(FRISIAN)))
+    assert Position.from_fen(p.fen(), FRISIAN) == p
+    assert Position.from_fen(p.fen("alphanumeric"), FRISIAN) == p
+    assert p.flipped().flipped() == p
+
+
+@SETTINGS
+@given(data=st.data())
+def test_property_runs_follow_the_rule(positions, data):
+    """Along random games every run names a king of a side that has men, a barred king makes
+    no quiet move, and the side's quiet moves with other pieces stay."""
+    p = _with_random_runs(data, data.draw(positions(FRISIAN)))
+    for _ in range(12):
+        for (sq, n), men, kings in (
+            (p.king_runs[0], p.white_men, p.white_kings),
+            (p.king_runs[1], p.black_men, p.black_kings),
+        ):
+            assert 0 <= n <= 3
+            assert n == 0 or (men and kings >> (sq - 1) & 1)
+        moves = legal_moves(p)
+        sq, n = p.king_runs[0 if p.white_to_move else 1]
+        free = dataclasses.replace(p, king_runs=NO_RUNS)
+        if n == 3:
+            assert not [m for m in moves if m.frm == sq and not m.is_capture]
+            assert {m for m in legal_moves(free) if m.frm != sq or m.is_capture} == set(moves)
+        else:
+            assert set(moves) == set(legal_moves(free))
+        if not moves:
+            break
+        p = play(p, data.draw(st.sampled_from(moves)))
+
+
+@SETTINGS
+@given(data=st.data())
+def test_property_every_quiet_move_is_undone(positions, data):
+    p = data.draw(positions(FRISIAN))
+    for move in legal_moves(p):
+        if move.is_capture:
+            continue
+        nxt = dataclasses.replace(play(p, move), king_runs=NO_RUNS)
+        preds = {(prev, mv.frm, mv.to) for prev, mv in quiet_unmoves(nxt)}
+        assert (p, move.frm, move.to) in preds, (p.fen(), move)
