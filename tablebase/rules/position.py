@@ -162,9 +162,19 @@ class Position:
     def with_runs(self, runs: tuple[tuple[int, int], tuple[int, int]]) -> Position:
         """This position with ``king_runs`` set (``((white_sq, n), (black_sq, n))``, 1-based).
 
-        A run on a square without a king of that side is an error; a side without men (the
-        limit does not bind it) or a variant without a limit keeps no run.
+        A run on a square without a king of that side is an error (``ValueError``); a side
+        without men (the limit does not bind it) keeps no run. The constructor applies the
+        same check, so ``Position(..., king_runs=runs)`` is equivalent.
         """
+        return dataclasses.replace(self, king_runs=runs)
+
+    def __post_init__(self) -> None:
+        if self.king_runs != NO_RUNS:
+            object.__setattr__(self, "king_runs", self._checked_runs(self.king_runs))
+
+    def _checked_runs(
+        self, runs: tuple[tuple[int, int], tuple[int, int]]
+    ) -> tuple[tuple[int, int], tuple[int, int]]:
         v = self.variant
         out = []
         for (sq, n), men, kings, name in (
@@ -175,8 +185,8 @@ class Position:
                 raise ValueError(f"bad {name} king run {(sq, n)} for {v.name}")
             if n and not (1 <= sq <= v.squares and kings >> (sq - 1) & 1):
                 raise ValueError(f"{name} king-move count on square {sq}: no {name} king there")
-            out.append((sq, n) if n and men else (0, 0))
-        return dataclasses.replace(self, king_runs=(out[0], out[1]))
+            out.append((int(sq), int(n)) if n and men else (0, 0))
+        return (out[0], out[1])
 
     @staticmethod
     def _add_token(fen, v, token, colour, boards, seen) -> None:

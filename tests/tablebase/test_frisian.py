@@ -279,6 +279,22 @@ def test_the_run_ends_with_its_king_or_the_last_man():
     assert 3 in {m.frm for m in legal_moves(p)}
 
 
+def test_constructor_checks_and_normalises_runs():
+    p = pos(KINGS_AND_MEN)
+    built = Position(
+        p.white_men, p.white_kings, p.black_men, p.black_kings, True, FRISIAN, ((45, 2), (0, 0))
+    )
+    assert built == p.with_runs(((45, 2), (0, 0))) and built.king_runs == ((45, 2), (0, 0))
+    with pytest.raises(ValueError, match="no white king"):
+        Position(
+            p.white_men, p.white_kings, p.black_men, p.black_kings, True, FRISIAN, ((31, 1), (0, 0))
+        )
+    with pytest.raises(ValueError, match="bad black king run"):
+        p.with_runs(((0, 0), (3, 4)))
+    kings_only = pos("W:WK45:B10,K3")
+    assert kings_only.with_runs(((45, 3), (0, 0))) == kings_only  # white has no men
+
+
 def test_compiled_run_helpers():
     r = FRISIAN.rules
     men, king45 = np.uint64(1 << 30), np.uint64(1 << 44)
