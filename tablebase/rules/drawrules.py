@@ -27,12 +27,12 @@ The schema, in plies throughout:
   diagonal). International: a lone king against three pieces with at least one king, 16 moves
   (32 plies); against one or two pieces with a king, 5 moves (10).
 - ``drawn_unless_capture`` on an ending: the position is drawn the moment the ending arises
-  unless a capture is forced now or on the next move, i.e. the side to move can capture, or
-  every move it has leaves the opponent a capture (Frisian king against king). Compiled
+  unless a capture is forced now or on the next move of either side, i.e. a side wins by
+  force within three plies (:func:`capture_forced`; Frisian king against king). Compiled
   callers settle this with :func:`settle_start` when such a count starts; it then keeps its
-  ``plies`` (2: the capture ends the game within them) or gets limit 0 (drawn at once). A
-  table probe needs no search for it: a win forced within the count's 2 plies is exactly
-  "a capture now or one the loser cannot avoid next move".
+  ``plies`` (3: the forced capture falls within them) or gets limit 0 (drawn at once). A
+  table probe needs no search for it: a table win of at most 3 plies is exactly such a
+  forced capture.
 
 How an ending count runs (RULES.md): it starts at the move that creates the ending's
 material (that move not counted) and then every ply counts, man moves and promotions
@@ -258,7 +258,8 @@ BRAZILIAN_RULES = RUSSIAN_RULES
 # states each reading). No threefold rule and no general count. Two kings against one king:
 # drawn after seven moves each (14 plies from the move that made the material, that move not
 # counted; nothing inside the ending can restart it, as any capture or promotion leaves it).
-# King against king: drawn at once unless a capture is forced now or on the next move.
+# King against king: drawn at once unless a capture is forced now or on the next move of
+# either side (a win by force within 3 plies).
 _TWO_KINGS = SideMaterial(men=(0, 0), kings=(2, 2))
 
 FRISIAN_RULES = DrawRules(
@@ -266,7 +267,7 @@ FRISIAN_RULES = DrawRules(
     count=NO_COUNT,
     endings=(
         EndingCount("7-move", 14, LONE_KING, _TWO_KINGS),
-        EndingCount("king-against-king", 2, LONE_KING, LONE_KING, drawn_unless_capture=True),
+        EndingCount("king-against-king", 3, LONE_KING, LONE_KING, drawn_unless_capture=True),
     ),
 )
 
@@ -350,19 +351,39 @@ def count_after(table, rule, limit, elapsed, old_ending, new_ending, man_moved, 
 
 
 @njit(cache=True)
-def capture_forced(nbr, rules, white, wm, wk, bm, bk, buf, ws):
-    """True when a capture is forced now or on the next move in the position (bitboards,
-    ``white`` to move): the side to move can capture, or it has moves and every one of them
-    leaves the opponent a capture (or it has none: it has lost)."""
-    own_m, own_k, opp_m, opp_k = (wm, wk, bm, bk) if white else (bm, bk, wm, wk)
-    if mg.has_capture(nbr, rules, white, own_m, own_k, opp_m, opp_k):
-        return True
+def _replies_all_lose(nbr, rules, white, own_m, own_k, opp_m, opp_k):
+    """True when the side to move (``white``) has no move, or every move it has leaves the
+    opponent a capture."""
+    buf = mg.new_move_buffer_nb()
+    ws = mg.new_workspace_nb()
     n = mg.generate_moves(nbr, rules, white, own_m, own_k, opp_m, opp_k, buf, ws)
     for i in range(n):
         a, b, c, d = mg.play_row(own_m, own_k, opp_m, opp_k, buf, i)
         if not mg.has_capture(nbr, rules, not white, a, b, c, d):
             return False
     return True
+
+
+@njit(cache=True)
+def capture_forced(nbr, rules, white, wm, wk, bm, bk, buf, ws):
+    """True when a capture is forced now or on the next move of either side in the position
+    (bitboards, ``white`` to move), that is when a side wins by force within three plies:
+    the side to move can capture now (ply 1); or every move it has leaves the opponent a
+    capture (ply 2; no move at all: it has lost); or it has a move after which the opponent
+    has no capture and every reply leaves it a capture (ply 3)."""
+    own_m, own_k, opp_m, opp_k = (wm, wk, bm, bk) if white else (bm, bk, wm, wk)
+    if mg.has_capture(nbr, rules, white, own_m, own_k, opp_m, opp_k):
+        return True
+    n = mg.generate_moves(nbr, rules, white, own_m, own_k, opp_m, opp_k, buf, ws)
+    all_lose = True
+    for i in range(n):
+        a, b, c, d = mg.play_row(own_m, own_k, opp_m, opp_k, buf, i)
+        if mg.has_capture(nbr, rules, not white, a, b, c, d):
+            continue
+        all_lose = False
+        if _replies_all_lose(nbr, rules, not white, a, b, c, d):
+            return True
+    return all_lose
 
 
 @njit(cache=True)

@@ -1,7 +1,7 @@
 """Frisian draw rules in rulings (docs/RULES-VARIANTS.md "Frisian draw rules"), each on a
 concrete position: no threefold and no general count, two kings against one king drawn after
 seven moves each (14 plies), king against king drawn at once unless a capture is forced now
-or on the next move."""
+or on the next move of either side (a win by force within three plies)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,9 @@ KVK_CAPTURE_DIAGONAL = "W:WK28:BK23"
 KVK_CAPTURE_STRAIGHT = "W:WK28:BK18"
 # Each white move along the long diagonal from the corner lets the king on 5 capture it.
 KVK_LOST_NEXT_MOVE = "W:WK46:BK5"
+# White has no capture now but a quiet move after which black's king, in the corner, has
+# only moves into white's capture: white captures on its next move.
+KVK_WON_NEXT_MOVE = "W:WK10:BK5"
 # 33x50 takes the king on 44 and leaves king against king with no capture forced.
 INTO_KVK = "W:WK33:BK23,K44"
 
@@ -142,6 +145,68 @@ def test_king_against_king_lost_next_move_is_played_out():
     assert (r.reason, r.ply, r.result) == ("no-pieces", 2, "0-2"), r.detail
 
 
+def test_king_against_king_won_on_the_next_move_is_played_out():
+    pos = frisian(KVK_WON_NEXT_MOVE)
+    assert not has_capture(pos)
+    assert ruled([], KVK_WON_NEXT_MOVE).reason == "unfinished"
+    line = None
+    for m in legal_moves(pos):  # the quiet move after which every black reply is lost
+        after = play(pos, m)
+        replies = legal_moves(after)
+        if not has_capture(after) and replies and all(has_capture(play(after, r)) for r in replies):
+            reply = replies[0]
+            capture = legal_moves(play(after, reply))[0]
+            line = [
+                move_text(pos, m),
+                move_text(after, reply),
+                move_text(play(after, reply), capture),
+            ]
+            break
+    assert line is not None
+    r = ruled(line, KVK_WON_NEXT_MOVE)
+    assert (r.reason, r.ply, r.result) == ("no-pieces", 3, "2-0"), r.detail
+
+
+def test_king_against_king_rule_agrees_with_a_built_table(tmp_path):
+    """The drawn-at-once test (``capture_forced``) holds exactly where the tables, built
+    here for Frisian's two-king slice by the generator, say a side wins within three plies
+    (the longest king-against-king win in those tables is three plies)."""
+    import numpy as np
+
+    import tablebase
+    from tablebase.generator import run_pair_task
+    from tablebase.rules import movegen as mg
+    from tablebase.rules.drawrules import capture_forced
+
+    run_pair_task("frisian", ("0101",), str(tmp_path), threads=1)
+    buf, ws = mg.new_move_buffer(), mg.new_workspace()
+    forced = longest = 0
+    with tablebase.open(tmp_path) as tb:
+        for side in "WB":
+            for w in range(1, 51):
+                for b in range(1, 51):
+                    if w == b:
+                        continue
+                    pos = frisian(f"{side}:WK{w}:BK{b}")
+                    wdl, dtw = tb.probe(pos)
+                    if wdl:
+                        longest = max(longest, dtw)
+                    got = capture_forced(
+                        FRISIAN.neighbours,
+                        FRISIAN.rules,
+                        pos.white_to_move,
+                        np.uint64(0),
+                        np.uint64(pos.white_kings),
+                        np.uint64(0),
+                        np.uint64(pos.black_kings),
+                        buf,
+                        ws,
+                    )
+                    assert bool(got) == (wdl != 0 and dtw <= 3), pos.fen()
+                    forced += bool(got)
+    assert longest == 3 and 0 < forced < 4900
+
+
 def test_king_against_king_blunder_after_the_draw_is_not_a_win():
     # White has a safe move (28-22), so the position is drawn at once; the record's blunder
     # 28-17 into the capture 3x21 afterwards does not change the ruling.
@@ -154,7 +219,7 @@ def test_counter_python_face_settles_the_king_against_king_count():
     drawn = counter.start(frisian(KVK_DRAWN))
     assert (drawn.rule, drawn.limit, drawn.expired) == ("king-against-king", 0, True)
     forced = counter.start(frisian(KVK_LOST_NEXT_MOVE))
-    assert (forced.rule, forced.limit, forced.expired) == ("king-against-king", 2, False)
+    assert (forced.rule, forced.limit, forced.expired) == ("king-against-king", 3, False)
     state = DrawState(frisian(INTO_KVK))
     before = frisian(INTO_KVK)
     move = next(m for m in legal_moves(before) if m.is_capture and m.to == 50)
