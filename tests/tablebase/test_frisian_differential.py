@@ -153,9 +153,9 @@ def _py_draughts_moves(pos: Position) -> set[Key]:
 
 def test_pydraughts():
     """pydraughts agrees except in a few positions where it leaves out captures of greatest
-    value (3 of the 500 sampled: a man or king whose route returns to or passes its start
-    square, e.g. ``B:WK5,10,15,18,K19,K22,K24,27,29,30,36,37:B4,14,23,K48`` 23x34x25x23x12x32x41,
-    or a king's capture landing on 7 rather than on its start square 2 in
+    value (3 of the 500 sampled: twice a route that comes back over the start square, e.g.
+    23x34x25x23x12x32x41 in ``B:WK5,10,15,18,K19,K22,K24,27,29,30,36,37:B4,14,23,K48``, once
+    a king's capture landing on 7 rather than on its start square 2 in
     ``W:WK2,30,35,K40:BK1,3,10,K11,K20,K25,27,33,38,K45,K47``); the rules give no ground for
     leaving them out. Where it differs it only omits moves, and py-draughts lists exactly ours."""
     game_class = _pydraughts_game()
