@@ -425,7 +425,7 @@ def verify_cmd(variant: str, db: str | None, sample: int | None, seed: int) -> N
     """Re-derive stored values from their successors; exit 1 listing inconsistencies,
     damaged files and files that are not slices of the database."""
     from tablebase.storage import TableFileError
-    from tablebase.verify import database_files, verify_slice
+    from tablebase.verify import database_files, verify_pair
 
     setup_logging()
     v = get_variant(variant)
@@ -438,18 +438,25 @@ def verify_cmd(variant: str, db: str | None, sample: int | None, seed: int) -> N
     if not slices:
         fail(f"no slice files in {path}")
     bad_total = len(stray)
-    for s in slices:
+    present = {s.name for s in slices}
+    pairs = list(dict.fromkeys(s.pair for s in slices))  # build order; each pair read once
+    for pair in pairs:
         try:
-            r = verify_slice(path, v, s, sample, seed, threads=os_threads())
+            checks = verify_pair(path, v, pair, sample, seed, threads=os_threads())
         except TableFileError as e:
-            click.echo(f"{s.name}: {e}")
-            bad_total += 1
+            for s in pair:
+                if s.name in present:
+                    click.echo(f"{s.name}: {e}")
+                    bad_total += 1
             continue
-        status = "ok" if r.bad_count == 0 else f"{r.bad_count} INCONSISTENT"
-        click.echo(f"{s.name}: {r.checked} checked, {status}")
-        for fen in r.bad_fens:
-            click.echo(f"  inconsistent: {fen}")
-        bad_total += r.bad_count
+        for r in checks:
+            if r.slice not in present:
+                continue
+            status = "ok" if r.bad_count == 0 else f"{r.bad_count} INCONSISTENT"
+            click.echo(f"{r.slice}: {r.checked} checked, {status}")
+            for fen in r.bad_fens:
+                click.echo(f"  inconsistent: {fen}")
+            bad_total += r.bad_count
     if bad_total:
         sys.exit(1)
 

@@ -43,10 +43,32 @@ def verify_slice(
     db: Path, variant: Variant, s: Slice, sample: int | None = None, seed: int = 0, threads: int = 1
 ) -> SliceCheck:
     """Check slice ``s`` of ``db``; ``sample`` limits it to that many random positions."""
-    pair = s.pair
+    return verify_pair(db, variant, s.pair, sample, seed, threads, only=s)[0]
+
+
+def verify_pair(
+    db: Path,
+    variant: Variant,
+    pair: tuple[Slice, ...],
+    sample: int | None = None,
+    seed: int = 0,
+    threads: int = 1,
+    only: Slice | None = None,
+) -> list[SliceCheck]:
+    """Check every slice of ``pair`` (or ``only`` that one) with the pair and its
+    dependencies read once; ``sample`` limits each slice to that many random positions."""
     tables = tables_for_pair(db, variant, pair)
     for member in pair:
         tables.load(db, member)
+    return [
+        _check_loaded(tables, variant, s, sample, seed, threads)
+        for s in pair
+        if only is None or s == only
+    ]
+
+
+def _check_loaded(tables, variant: Variant, s: Slice, sample, seed, threads) -> SliceCheck:
+    """Check slice ``s`` in ``tables`` (its pair and dependencies loaded)."""
     off, size = tables.where[s]
     if sample is None or sample >= size:
         indices = np.arange(size, dtype=np.int64)

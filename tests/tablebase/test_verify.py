@@ -1,0 +1,43 @@
+"""``tablebase verify``: each pair and its dependencies read once for both its slices."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from click.testing import CliRunner
+
+import tablebase.generator as generator
+from tablebase.cli import main
+from tablebase.rules.variants import INTERNATIONAL
+from tablebase.slices import pair_dependencies, parse_slice
+from tablebase.verify import verify_pair
+
+
+def test_verify_reads_each_file_of_a_pair_once(db3_international, monkeypatch) -> None:
+    reads: Counter[str] = Counter()
+    real = generator.read_slice
+
+    def counting(path, *args, **kwargs):
+        reads[Path(path).stem] += 1
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(generator, "read_slice", counting)
+    r = CliRunner().invoke(main, ["verify", "--db", str(db3_international), "--sample", "300"])
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    assert sum(ln.endswith("300 checked, ok") for ln in lines) == 16  # every slice once
+    # a file is read once for its own pair (not once per slice of the pair) and once for
+    # each other pair that depends on it
+    pairs = {parse_slice(ln.split(":")[0]).pair for ln in lines}
+    for s in {s for pair in pairs for s in pair}:
+        users = sum(s in pair_dependencies(p[0]) for p in pairs if s not in p)
+        assert reads[s.name] == 1 + users, (s.name, reads[s.name], users)
+    assert reads["1020"] == 1 and reads["2010"] == 1
+
+
+def test_verify_pair_checks_both_slices(db3_international) -> None:
+    pair = parse_slice("1020").pair
+    checks = verify_pair(db3_international, INTERNATIONAL, pair, sample=200, seed=3)
+    assert sorted(c.slice for c in checks) == sorted(s.name for s in pair)
+    assert all(c.checked == 200 and c.bad_count == 0 for c in checks)
