@@ -362,8 +362,9 @@ def test_notation_of_straight_captures_and_the_barred_king():
 
 # --- perft -----------------------------------------------------------------------------------
 
-# No published Frisian perft was found. Depths 1-5 were computed here with pydraughts 0.6.7
-# (``draughts.core.game.Game("frisian")``, legal_moves recursion; depth 5 took 196 s) and
+# No published Frisian perft was found. Depths 1-6 were computed here with pydraughts 0.6.7
+# (``draughts.core.game.Game("frisian")``, legal_moves recursion; depth 5 took 196 s, depth 6
+# 801 s on the shared machine) and
 # depths 1-8 with py-draughts 1.10.1 (``draughts.boards.frisian``, push/pop recursion), both
 # independent Python implementations, counting a capture once per distinct (from, to,
 # captured set) as perft.json does. py-draughts lists every route of a capture: after
