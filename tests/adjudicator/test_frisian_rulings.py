@@ -5,6 +5,7 @@ or on the next move of either side (a win by force within three plies)."""
 
 from __future__ import annotations
 
+import pytest
 from adj_helpers import FakeTablebase, apply, position, walk
 
 from adjudicator import RuleOptions, rule_game
@@ -255,3 +256,52 @@ def test_unfinished_king_against_king_with_a_forced_capture_ruled_by_the_tables(
     tb = FakeTablebase({KVK_LOST_NEXT_MOVE: (-1, 2)}, variant="frisian")
     r = rule_game([], fen=KVK_LOST_NEXT_MOVE, variant="frisian", tablebase=tb)
     assert (r.reason, r.result) == ("tablebase", "0-2"), r.detail
+
+
+# --- unfinished games ruled with real Frisian tables (2-3 pieces built here) ---------------
+
+
+@pytest.fixture(scope="module")
+def frisian_tables(tmp_path_factory):
+    import tablebase
+    from tablebase.generator import run_pair_task
+    from tablebase.slices import build_pairs
+
+    directory = tmp_path_factory.mktemp("frisian-db")
+    for pair in build_pairs(3):
+        run_pair_task("frisian", tuple(s.name for s in pair), str(directory), threads=1)
+    with tablebase.open(directory) as tb:
+        yield tb
+
+
+def test_unfinished_game_ruled_with_frisian_tables(frisian_tables):
+    # A man promotes to make two kings against one; the tables' win in 6 plies fits the
+    # fresh 7-move count (14 plies).
+    fen = "B:W7,K2:BK11"
+    start = frisian(fen)
+    text = "11-16"
+    after = apply(start, [text])
+    crown = next(m for m in legal_moves(after) if m.frm == 7 and m.to == 1)
+    line = [text, move_text(after, crown)]
+    final = apply(start, line)
+    assert ending(final) == "7-move"
+    assert frisian_tables.probe(final) == (-1, 6)  # black to move loses in 6 plies
+    r = rule_game(line, fen=fen, variant="frisian", tablebase=frisian_tables)
+    assert (r.reason, r.ply, r.result) == ("tablebase", 2, "2-0"), r.detail
+    assert "white's theoretical win in 6 plies; 14 plies remain on the 7-move count" in r.detail
+
+
+def test_table_win_past_the_7_move_count_is_a_draw(frisian_tables):
+    fen = "W:WK1,K2:BK6"
+    assert frisian_tables.probe(frisian(fen)) == (1, 13)
+    fits = rule_game([], fen=fen, variant="frisian", tablebase=frisian_tables)
+    assert (fits.reason, fits.result) == ("tablebase", "2-0"), fits.detail
+    last_ply = rule_game(
+        [],
+        fen=fen,
+        variant="frisian",
+        tablebase=frisian_tables,
+        options=RuleOptions(elapsed=13),
+    )
+    assert (last_ply.reason, last_ply.result) == ("tablebase", "1-1"), last_ply.detail
+    assert "but only 1 ply remains on the 7-move count: draw" in last_ply.detail

@@ -9,7 +9,10 @@ import json
 
 import httpx
 import pytest
-from service_helpers import Server, shared_service
+from service_helpers import Server, shared_service, start_server
+
+from tablebase.generator import run_pair_task
+from tablebase.slices import build_pairs
 
 BARRED_FEN = "W:W50,K23:B1,K26:H0:F1:+0+323"  # white's king on 23 made three quiet moves
 
@@ -99,3 +102,58 @@ def test_adjudicate_frisian_pdn_and_json(client):
     assert r.status_code == 200, r.text
     (ruling,) = r.json()
     assert (ruling["reason"], ruling["result"]) == ("king-against-king", "1-1")
+
+
+# --- with Frisian tables (2-3 pieces, built here with the king-move counter) -----------------
+
+
+@pytest.fixture(scope="module")
+def frisian_client(tmp_path_factory):
+    root = tmp_path_factory.mktemp("frisian-service")
+    directory = root / "data" / "frisian"
+    directory.mkdir(parents=True)
+    for pair in build_pairs(3):
+        run_pair_task("frisian", tuple(s.name for s in pair), str(directory), threads=1)
+    server = start_server(root / "data", root / "server.log", {"ADJUDICATOR_REQUEST_MS": "3000"})
+    try:
+        with httpx.Client(base_url=server.url, timeout=60) as c:
+            yield c
+    finally:
+        server.stop()
+
+
+def test_probe_with_frisian_tables_under_the_7_move_count(frisian_client):
+    # Two kings against one: a win in 13 plies fits the 14 of the 7-move count.
+    body = probe(frisian_client, "W:WK1,K2:BK6").json()
+    assert (body["slice"], body["result"], body["dtw"]) == ("0201", "win", 13)
+    assert body["result_under_count"] == "win"
+    assert body["count"] == {"rule": "7-move", "limit": 14, "elapsed": 0}
+    assert body["king_runs"] == {"limit": 3, "barred": None, "white": None, "black": None}
+    # Thirteen plies already played: white's quiet move (it has no capture) is the last ply
+    # of the count, so nothing can be won any more.
+    r = frisian_client.get(
+        "/probe", params={"variant": "frisian", "fen": "W:WK1,K2:BK6", "elapsed": 13}
+    )
+    assert not any(m["captures"] for m in r.json()["moves"])
+    assert r.json()["result_under_count"] == "draw"
+    assert all(m["result_under_count"] == "draw" for m in r.json()["moves"])
+
+
+def test_probe_with_frisian_tables_king_against_king(frisian_client):
+    drawn = probe(frisian_client, "W:WK28:BK3").json()
+    assert (drawn["result"], drawn["result_under_count"]) == ("draw", "draw")
+    lost = probe(frisian_client, "W:WK46:BK5").json()
+    assert (lost["result"], lost["dtw"], lost["result_under_count"]) == ("loss", 2, "loss")
+    assert lost["count"] == {"rule": "king-against-king", "limit": 3, "elapsed": 0}
+
+
+def test_probe_with_frisian_tables_reads_the_counter(frisian_client):
+    # A man and a king against a king: the king on 23 barred from quiet moves changes the
+    # moves the tables value (only the man's moves are listed).
+    fen = "W:W50,K23:BK26:H0:F1:+0+323"
+    body = probe(frisian_client, fen).json()
+    assert body["slice"] == "1101" and body["result"] in ("win", "draw", "loss")
+    assert body["moves"] and all(m["from"] == 50 for m in body["moves"])
+    assert all(m["result"] is not None for m in body["moves"])
+    free = probe(frisian_client, "W:W50,K23:BK26").json()
+    assert any(m["from"] == 23 for m in free["moves"])
