@@ -26,7 +26,7 @@ import numpy as np
 from numba import get_num_threads, njit, prange
 
 from tablebase.index import BINOM, REVERSE16, entry_index, reverse_board
-from tablebase.rules import Move, legal_moves, play
+from tablebase.rules import Move, has_capture, legal_moves, play
 from tablebase.rules.notation import move_text
 from tablebase.rules.position import Position
 from tablebase.rules.variants import Variant, get_variant
@@ -39,7 +39,7 @@ from tablebase.storage import (
     read_wdl,
     slice_path,
 )
-from tablebase.values import RESULT_NAMES, decode
+from tablebase.values import RESULT_NAMES, decode, result_of_code
 from tablebase.wdl import (
     NEEDS_CAPTURES,
     NO_TABLE,
@@ -228,6 +228,8 @@ class Tablebase:
             return decode(self.probe_byte(pos))[0]
         p = self._position(pos)
         v = self.variant
+        if v.king_move_limit > 0 and p.king_runs != ((0, 0), (0, 0)):
+            return self._wdl_with_runs(p)
         boards = (p.white_men, p.white_kings, p.black_men, p.black_kings)
         while True:
             tables = (self._wdl_flat, self._wdl_offsets, v.neighbours, v.rules)
@@ -240,6 +242,23 @@ class Tablebase:
             if r > NO_TABLE:
                 return int(r)
             self._load_wdl([NO_TABLE - int(r)], p)
+
+    def _wdl_with_runs(self, p: Position) -> int:
+        """:meth:`probe_wdl` of a position in which a side has a king run going (Frisian):
+        its own entry if the side to move cannot capture, else the best of its captures
+        (each ends the capturer's run; ``play`` carries the other side's)."""
+        if has_capture(p):
+            return max(-self.probe_wdl(play(p, m)) for m in legal_moves(p))
+        s, _ = normalise(p)
+        if s.wm + s.wk == 0:
+            return -1  # the side to move has no pieces: lost
+        if s.bm + s.bk == 0:
+            raise ValueError(f"{p.fen()}: the side not to move has no pieces; game over")
+        if s.code >= len(self._wdl_offsets) or self._wdl_offsets[s.code] < 0:
+            self._load_wdl([s.code], p)
+        e = int(self._wdl_offsets[s.code]) * 4 + _entry_with_runs(p)
+        code = (int(self._wdl_flat[e >> 2]) >> ((e & 3) * 2)) & 3
+        return result_of_code(code)
 
     def probe_dtw(self, pos: Position | str) -> int | None:
         """Plies to the end with best play: odd for a win, even for a loss; None if drawn."""

@@ -27,8 +27,8 @@ from tablebase.index import (
     cursor_boards,
     cursor_next,
     cursor_start,
+    entry_index,
     position_from_index,
-    position_index,
     reverse_board,
 )
 from tablebase.rules import movegen as mg
@@ -232,6 +232,15 @@ def capture_closure(s: Slice) -> set[Slice]:
 
 
 @njit(cache=True, inline="always")
+def entry_of(rules, binom, wm, wk, bm, bk):
+    """Entry of a white-to-move position in its slice, with no king run on either side
+    where the variant counts runs (Frisian, ``rules[6]`` > 0): the runs a probe without
+    them means, and the runs after any capture (a capture ends the capturer's run, and the
+    side that was captured from had none)."""
+    return entry_index(rules[0], rules[5], rules[6], wm, wk, bm, bk, -1, 0, -1, 0, binom)
+
+
+@njit(cache=True, inline="always")
 def _stored_result(flat, offsets, nbr, rules, binom, wm, wk, bm, bk):
     """``(final, result)`` of a white-to-move position before looking at its captures:
     final with the result (or ``NO_TABLE - code``) unless the side to move can capture."""
@@ -242,7 +251,7 @@ def _stored_result(flat, offsets, nbr, rules, binom, wm, wk, bm, bk):
         return True, NO_TABLE - code  # no black pieces: no slice (the caller reports it)
     if mg.has_capture(nbr, rules, True, wm, wk, bm, bk):
         return False, 0
-    idx = position_index(rules[0], rules[5], wm, wk, bm, bk, binom)
+    idx = entry_of(rules, binom, wm, wk, bm, bk)
     c = (flat[offsets[code] + (idx >> 2)] >> ((idx & 3) * 2)) & 3
     if c == 1:
         return True, 1
@@ -374,7 +383,6 @@ def locate_batch(offsets, nbr, rules, binom, wtm, wm, wk, bm, bk, res, loc):
     two-bit codes (byte ``loc >> 2``), or :data:`LOC_FINAL` (``res[i]`` holds the result),
     :data:`LOC_CAPTURE` or ``LOC_MISSING - code``."""
     nsq = rules[0]
-    width = rules[5]
     for i in prange(wm.shape[0]):
         a, b, c, d = wm[i], wk[i], bm[i], bk[i]
         if not wtm[i]:
@@ -392,7 +400,7 @@ def locate_batch(offsets, nbr, rules, binom, wtm, wm, wk, bm, bk, res, loc):
         elif mg.has_capture(nbr, rules, True, a, b, c, d):
             loc[i] = LOC_CAPTURE
         else:
-            loc[i] = offsets[code] * 4 + position_index(nsq, width, a, b, c, d, binom)
+            loc[i] = offsets[code] * 4 + entry_of(rules, binom, a, b, c, d)
 
 
 @njit(cache=True, parallel=True)
@@ -418,7 +426,6 @@ def capture_children(flat, offsets, nbr, rules, binom, wtm, wm, wk, bm, bk, at, 
     loaded (-1 if none)."""
     n = at.shape[0]
     nsq = rules[0]
-    width = rules[5]
     kids = np.empty((4, n * CHILD_SLOTS), dtype=np.uint64)
     count = np.zeros(n, dtype=np.int64)
     missing = np.full(nchunks, -1, dtype=np.int64)
@@ -465,7 +472,7 @@ def capture_children(flat, offsets, nbr, rules, binom, wtm, wm, wk, bm, bk, at, 
                         kids[3, base + kept] = cbk
                     kept += 1
                     continue
-                e = offsets[code] * 4 + position_index(nsq, width, cwm, cwk, cbm, cbk, binom)
+                e = offsets[code] * 4 + entry_of(rules, binom, cwm, cwk, cbm, cbk)
                 v = (flat[e >> 2] >> ((e & 3) << 1)) & 3
                 r = -1 if v == 1 else (1 if v == 2 else 0)  # the capturer's result
                 if r > best:

@@ -305,3 +305,53 @@ def test_batch_resolves_positions_with_more_captures_than_slots(db3_internationa
     got = small.probe_batch_wdl(*boards, wtm)
     np.testing.assert_array_equal(got, full.probe_batch_wdl(*boards, wtm))
     assert got.tolist() == [full.probe_wdl(p) for p in positions]
+
+
+@pytest.fixture(scope="module")
+def frisian3(tmp_path_factory) -> tuple[Path, Path]:
+    """The 2-3 piece Frisian database (king runs in the index) and its WDL-only copy."""
+    from tests.tablebase.conftest import build_db
+
+    full = build_db(tmp_path_factory.mktemp("fr") / "frisian", "frisian", 3)
+    dst = tmp_path_factory.mktemp("fr-wdl") / "frisian"
+    run("export", "--wdl-only", str(full), str(dst))
+    return full, dst
+
+
+def test_wdl_only_frisian_reads_the_run_entries(frisian3) -> None:
+    """Frisian slices hold an entry per king-run state: the WDL part is read at the
+    no-run entry in batches and at the position's own runs in single probes (captures end
+    the capturer's run), as the values part is."""
+    from tablebase.rules import has_capture
+    from tablebase.rules.variants import FRISIAN
+
+    full, dst = (tablebase.open(p) for p in frisian3)
+    assert not dst.has_distances
+    for s in full.slices():
+        boards = all_positions(s, FRISIAN)
+        for wtm in (True, False):
+            np.testing.assert_array_equal(
+                dst.probe_batch_wdl(*boards, wtm),
+                full.probe_batch_wdl(*boards, wtm),
+                err_msg=f"{s.name} wtm={wtm}",
+            )
+    rng = np.random.default_rng(5)
+    checked = captures = 0
+    for name in ("1110", "1101", "1011", "0111", "2100", "1200"):
+        s = parse_slice(name)
+        boards = all_positions(s, FRISIAN)
+        for i in rng.choice(boards[0].shape[0], 150, replace=False):
+            wm, wk, bm, bk = (int(b[i]) for b in boards)
+            runs = []
+            for men, kings in ((wm, wk), (bm, bk)):
+                squares = [q + 1 for q in range(FRISIAN.squares) if kings >> q & 1]
+                ok = men and squares
+                runs.append((int(rng.choice(squares)), int(rng.integers(1, 4))) if ok else (0, 0))
+            for wtm in (True, False):
+                p = Position(wm, wk, bm, bk, wtm, FRISIAN, king_runs=tuple(runs))
+                if (p.black_men | p.black_kings if wtm else p.white_men | p.white_kings) == 0:
+                    continue
+                assert dst.probe_wdl(p) == full.probe_wdl(p), p.fen()
+                checked += 1
+                captures += has_capture(p)
+    assert checked > 1000 and captures > 100
