@@ -56,7 +56,7 @@ from adjudicator.databases import resolve_databases
 from adjudicator.drawrules import RuleOptions
 from adjudicator.pdn import PdnGame, read_games
 from adjudicator.ruling import BadTag, Ruling, check_fen_text, not_ruled, rule_game
-from adjudicator.tablesearch import shortcut_holds_for
+from adjudicator.tablesearch import shortcut_for
 from tablebase.probe import RESULTS, MissingSliceError, Tablebase, normalise
 from tablebase.rules import Move, legal_moves, play
 from tablebase.rules.countsearch import under_count
@@ -399,7 +399,7 @@ class Service:
                 elapsed,
                 moves,
                 nodes=self.settings.search_nodes,
-                shortcut=shortcut_holds_for(tb),
+                shortcut=shortcut_for(tb),
                 deadline=time.monotonic() + self.settings.request_ms / 1000,
             )
         except LookupError:

@@ -20,6 +20,7 @@ from tablebase.rules.countsearch import (
     Search,
     SearchLimit,
     TimeLimit,
+    failing_slices,
     position_key,
     probe,
     shortcut_holds,
@@ -53,6 +54,30 @@ def shortcut_holds_for(tb: Any) -> bool:
     return _shortcut_holds(os.fspath(path), names, rules)
 
 
+def shortcut_for(tb: Any) -> bool | frozenset[str]:
+    """What the search's shortcut may trust for ``tb`` (see
+    :class:`tablebase.rules.countsearch.Search`): True for a test double without slice
+    files, else the database's slices where its premise fails (empty: it holds
+    everywhere)."""
+    path, slices = getattr(tb, "path", None), getattr(tb, "slices", None)
+    variant = getattr(tb, "variant", None)
+    rules = getattr(variant, "draw_rules", None)
+    if path is None or not callable(slices) or rules is None:
+        return True
+    names = tuple(s.name for s in slices())
+    return _failing(os.fspath(path), names, rules)
+
+
+@lru_cache(maxsize=32)
+def _failing(path: str, names: tuple[str, ...], rules: DrawRules) -> frozenset[str]:
+    from tablebase.storage import read_attrs
+
+    def longest(name: str) -> int:
+        return int(read_attrs(os.path.join(path, f"{name}.h5")).get("longest_win", -1))
+
+    return failing_slices(rules, names, longest)
+
+
 @lru_cache(maxsize=32)
 def _shortcut_holds(path: str, names: tuple[str, ...], rules: DrawRules) -> bool:
     from tablebase.storage import read_attrs
@@ -80,7 +105,7 @@ def rule_position(
             None, "outside-tables", f"the database is {name}, the game is {pos.variant.name}"
         )
     try:
-        search = Search(tb, counter, banned, nodes, shortcut_holds_for(tb), deadline)
+        search = Search(tb, counter, banned, nodes, shortcut_for(tb), deadline)
         wdl, dtw = search.value(pos)
         if wdl == 0:
             return Verdict(1, "tablebase", f"the tables say draw (final position {pos.fen()})")

@@ -15,10 +15,15 @@ The exact answer is a bounded game search over (position, count), with the table
   It rests on one premise, checked against the database's own longest wins
   (:func:`shortcut_holds`): every win inside an ending takes at most that ending's count
   (International: 16-move wins need at most 31 plies, 5-move wins at most 9), so a fresh
-  ending count met on the table's line never binds. Where the premise fails the search runs
-  without the shortcut. It also trusts that the table's line avoids the positions the game
-  has already seen twice (``banned``, a third occurrence draws): so it is used only at
-  positions with fewer pieces than every banned one (pieces never come back);
+  ending count met on the table's line never binds. Where the premise fails for some
+  slices (:func:`failing_slices`; Frisian: two kings against one king has wins of 19 plies
+  against its 14), the shortcut is still exact at a position from whose material none of
+  those slices can be reached with a fresh count (pieces are never added, men may become
+  kings; inside such a slice its own count is already running, unless the ending restarts
+  on a capture or promotion), and the search runs without it elsewhere. It also trusts
+  that the table's line avoids the positions the game has already seen twice (``banned``,
+  a third occurrence draws): so it is used only at positions with fewer pieces than every
+  banned one (pieces never come back);
 - otherwise the winner needs a line through a restart: the search tries the winner's moves
   that keep the win (restarting ones first) and all of the defender's replies, with the
   counts advanced by :class:`tablebase.rules.drawrules.Counter`.
@@ -107,11 +112,29 @@ def shortcut_holds(
     """The premise of the shortcut for a database: every slice (named ``wmwkbmbk``, e.g.
     ``0301``) whose material puts an ending count in force has its longest win
     (``longest_win(name)``, plies, read only for those slices) within that count."""
+    return not failing_slices(rules, slice_names, longest_win)
+
+
+def failing_slices(
+    rules: DrawRules, slice_names: Iterable[str], longest_win: Callable[[str], int]
+) -> frozenset[str]:
+    """The slices (of ``slice_names``) whose material puts an ending count in force and whose
+    longest win (``longest_win(name)``, plies) is longer than that count: where the premise
+    of the shortcut fails."""
+    out = set()
     for name in slice_names:
         e = rules.ending_of(material_boards(*(int(c) for c in name)))
         if e is not None and longest_win(name) > e.plies:
-            return False
-    return True
+            out.add(name)
+    return frozenset(out)
+
+
+def _reachable(src: tuple[int, int, int, int], dst: tuple[int, int, int, int]) -> bool:
+    """Can material ``dst`` (white men, kings, black men, kings) arise from ``src``? Pieces
+    are only removed, men only become kings."""
+    wm, wk, bm, bk = src
+    dm, dk, em, ek = dst
+    return dm <= wm and dm + dk <= wm + wk and em <= bm and em + ek <= bm + bk
 
 
 class _Material:
@@ -139,16 +162,25 @@ class Search:
         counter: Counter,
         banned: frozenset = frozenset(),
         nodes: int = 100_000,
-        shortcut: bool = True,
+        shortcut: bool | frozenset[str] = True,
         deadline: float | None = None,
     ) -> None:
+        """``shortcut``: True (the premise holds everywhere), False (never use it), or the
+        slice names where it fails (:func:`failing_slices`): then it is used only at
+        positions that cannot reach them with a fresh count."""
         self.tb = tb
         self.deadline = deadline  # time.monotonic() past which TimeLimit is raised
         self.counter = counter
         self.banned = banned
         self.budget = nodes
         self.nodes = 0
-        self.shortcut = shortcut
+        self.shortcut = shortcut is not False
+        self.failing: list[tuple[tuple[int, int, int, int], bool]] = []
+        for name in shortcut if isinstance(shortcut, frozenset) else ():
+            material = tuple(int(c) for c in name)
+            e = counter.rules.ending_of(material_boards(*material))
+            self.failing.append((material, e is not None and e.restart_on_change))  # type: ignore[arg-type]
+        self.trusted: dict[tuple[int, int, int, int], bool] = {}
         # pieces below which no banned position can be reached again
         self.fewer_than = min((_pieces(k) for k in banned), default=INFINITY)
         self.bounds: dict[tuple, tuple[int, int]] = {}  # key -> (largest failing r, smallest ok r)
@@ -182,7 +214,18 @@ class Search:
 
     def trusts(self, pos: Position) -> bool:
         """True if the shortcut "dtw fits the count" is exact at ``pos``."""
-        return self.shortcut and _pieces(position_key(pos)) < self.fewer_than
+        if not self.shortcut or _pieces(position_key(pos)) >= self.fewer_than:
+            return False
+        if not self.failing:
+            return True
+        material = pos.piece_count()
+        ok = self.trusted.get(material)
+        if ok is None:
+            ok = self.trusted[material] = not any(
+                _reachable(material, dst) and (dst != material or restarts)
+                for dst, restarts in self.failing
+            )
+        return ok
 
     def _expand(self, pos: Position, count: Count, winner_moves: bool) -> bool:
         self.nodes += 1
@@ -261,7 +304,7 @@ def under_count(
     moves: list[Move] | None = None,
     *,
     nodes: int = 100_000,
-    shortcut: bool = True,
+    shortcut: bool | frozenset[str] = True,
     deadline: float | None = None,
 ) -> tuple[Count, str, list[str]]:
     """The count running in ``pos`` with ``elapsed`` plies on it, and ``result_under_count``

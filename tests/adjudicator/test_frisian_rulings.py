@@ -305,3 +305,23 @@ def test_table_win_past_the_7_move_count_is_a_draw(frisian_tables):
     )
     assert (last_ply.reason, last_ply.result) == ("tablebase", "1-1"), last_ply.detail
     assert "but only 1 ply remains on the 7-move count: draw" in last_ply.detail
+
+
+def test_shortcut_trusted_only_where_no_failing_ending_can_start_afresh():
+    """Frisian tables have two-kings-against-one wins longer than the 7-move count: the
+    shortcut stays exact inside that ending (its count already runs) and wherever it cannot
+    arise, not where a promotion or capture can start it afresh."""
+    from tablebase.rules.countsearch import Search, failing_slices
+
+    longest = {"0201": 19, "0102": 19, "0101": 3, "1101": 41}
+    failing = failing_slices(FRISIAN_RULES, longest, longest.__getitem__)
+    assert failing == {"0201", "0102"}  # king against king (3 plies) keeps its premise
+    search = Search(FakeTablebase({}, variant="frisian"), Counter(FRISIAN_RULES), shortcut=failing)
+    assert search.trusts(frisian(TWO_V_ONE))  # inside the ending: its own count runs
+    assert search.trusts(frisian(KVK_DRAWN))  # two kings against one cannot arise
+    assert not search.trusts(frisian("W:W35,K46:BK3"))  # 35 promotes: 7-move count afresh
+    assert not search.trusts(frisian("W:WK46,K50:BK3,K39"))  # a capture leads into it
+    assert Search(FakeTablebase({}, "frisian"), Counter(FRISIAN_RULES)).trusts(frisian(TWO_V_ONE))
+    assert not Search(FakeTablebase({}, "frisian"), Counter(FRISIAN_RULES), shortcut=False).trusts(
+        frisian(TWO_V_ONE)
+    )
