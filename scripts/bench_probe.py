@@ -4,7 +4,9 @@ Positions are drawn at random from the slices with the most pieces (either side 
 the same positions are probed in one run through the ``values`` part (``probe_batch``,
 ``probe``) and through the two-bit ``wdl`` part, which resolves capture positions through
 their captures (``probe_batch_wdl``, ``probe_wdl`` on the database opened ``wdl_only``, as a
-WDL-only copy is). Results are checked to agree. One line per case:
+WDL-only copy is). Results are checked to agree. The WDL batch is also timed on the positions
+without a capture pending and on those with one apart (the latter are resolved through their
+captures: move generation, the bulk of the time). One line per case:
 
     python scripts/bench_probe.py DB [--wdl WDL_DB] [--positions 5000000] [--pieces 5]
 
@@ -46,13 +48,28 @@ def sample_positions(tb, count: int, pieces: int | None, seed: int = 0) -> list[
     return [*arrs, wtm]
 
 
+def capture_pending(tb, arrs) -> np.ndarray:
+    """Bool per position: the side to move must capture (the WDL part does not hold it)."""
+    from tablebase.index import BINOM
+    from tablebase.wdl import LOC_CAPTURE, locate_batch
+
+    v = tb.variant
+    res = np.zeros(arrs[0].shape[0], dtype=np.int8)
+    loc = np.empty(arrs[0].shape[0], dtype=np.int64)
+    locate_batch(tb._wdl_offsets, v.neighbours, v.rules, BINOM, arrs[4], *arrs[:4], res, loc)
+    return loc == LOC_CAPTURE
+
+
+CLOCK = time.perf_counter  # --cpu-time: time.process_time (CPU seconds of every thread)
+
+
 def time_batch(fn, arrs, repeat: int = 3) -> float:
     fn(*arrs)  # warm: load the slices, compile
     best = float("inf")
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0 = CLOCK()
         fn(*arrs)
-        best = min(best, time.perf_counter() - t0)
+        best = min(best, CLOCK() - t0)
     return arrs[0].shape[0] / best
 
 
@@ -61,10 +78,10 @@ def time_single(fn, positions, rounds: int = 3) -> float:
         fn(p)  # warm
     best = float("inf")
     for _ in range(rounds):
-        t0 = time.perf_counter()
+        t0 = CLOCK()
         for p in positions:
             fn(p)
-        best = min(best, time.perf_counter() - t0)
+        best = min(best, CLOCK() - t0)
     return best / len(positions) * 1e6
 
 
@@ -74,7 +91,16 @@ def main() -> None:
     ap.add_argument("--wdl", type=Path, default=None, help="probe this database's WDL part")
     ap.add_argument("--positions", type=int, default=5_000_000)
     ap.add_argument("--pieces", type=int, default=None, help="sample slices of N pieces")
+    ap.add_argument(
+        "--cpu-time",
+        action="store_true",
+        help="rates per CPU second of the process (all threads) instead of per wall second: "
+        "steadier on a shared machine; run with NUMBA_NUM_THREADS=1 for a one-core figure",
+    )
     args = ap.parse_args()
+    global CLOCK
+    if args.cpu_time:
+        CLOCK = time.process_time
     import numba
 
     import tablebase
@@ -96,7 +122,7 @@ def main() -> None:
     print(
         f"{args.db} (wdl part: {args.wdl or args.db}): {n:,} positions "
         f"({captures:.0%} with a capture pending), "
-        f"{numba.get_num_threads()} threads"
+        f"{numba.get_num_threads()} threads, rates per {'CPU' if args.cpu_time else 'wall'} second"
     )
     if full.has_distances:
         got = wdl.probe_batch_wdl(*arrs)
@@ -111,6 +137,12 @@ def main() -> None:
         print(f"  one probe_wdl() via values:  {us:>14.2f} us")
     rate = time_batch(wdl.probe_batch_wdl, arrs)
     print(f"  batch through wdl:           {rate:>14,.0f} positions/s")
+    must = capture_pending(wdl, arrs)
+    for name, keep in (("without capture", ~must), ("with a capture", must)):
+        part = [a[keep] for a in arrs]
+        if part[0].shape[0]:
+            rate = time_batch(wdl.probe_batch_wdl, part)
+            print(f"    {name:<26} {rate:>14,.0f} positions/s ({part[0].shape[0]:,})")
     us = time_single(wdl.probe_wdl, singles)
     print(f"  one probe_wdl() through wdl: {us:>14.2f} us")
     quiet = [p for p in singles if not has_capture(p)]
