@@ -13,10 +13,11 @@ from pathlib import Path
 import numpy as np
 
 from tablebase import solve, solve_runs
-from tablebase.generator import _counts, entry_position, tables_for_pair
+from tablebase.generator import FlatTables, _counts, entry_position
 from tablebase.index import BINOM, REVERSE16
 from tablebase.rules.variants import Variant
-from tablebase.slices import Slice, build_key, parse_material
+from tablebase.slices import Slice, build_key, pair_dependencies, parse_material
+from tablebase.storage import read_attrs, slice_path
 
 
 def database_files(db: Path, variant: Variant) -> tuple[list[Slice], list[tuple[Path, str]]]:
@@ -57,14 +58,23 @@ def verify_pair(
 ) -> list[SliceCheck]:
     """Check every slice of ``pair`` (or ``only`` that one) with the pair and its
     dependencies read once; ``sample`` limits each slice to that many random positions."""
-    tables = tables_for_pair(db, variant, pair)
-    for member in pair:
-        tables.load(db, member)
+    tables = pair_tables(db, variant, pair)
     return [
         _check_loaded(tables, variant, s, sample, seed, threads)
         for s in pair
         if only is None or s == only
     ]
+
+
+def pair_tables(db: Path, variant: Variant, pair: tuple[Slice, ...]) -> FlatTables:
+    """The pair and its dependencies read from ``db`` into one array, with two-byte values
+    if any of them stores two-byte values (distances past 253 plies)."""
+    members = (*pair, *sorted(pair_dependencies(pair[0])))
+    wide = any(read_attrs(slice_path(db, s)).get("value_bits", 8) == 16 for s in members)
+    tables = FlatTables(variant, members, np.uint16 if wide else np.uint8)
+    for s in members:
+        tables.load(db, s)
+    return tables
 
 
 def _check_loaded(tables, variant: Variant, s: Slice, sample, seed, threads) -> SliceCheck:

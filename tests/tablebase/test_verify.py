@@ -41,3 +41,38 @@ def test_verify_pair_checks_both_slices(db3_international) -> None:
     checks = verify_pair(db3_international, INTERNATIONAL, pair, sample=200, seed=3)
     assert sorted(c.slice for c in checks) == sorted(s.name for s in pair)
     assert all(c.checked == 200 and c.bad_count == 0 for c in checks)
+
+
+def test_verify_reads_two_byte_values(db3_international, tmp_path) -> None:
+    """A slice stored with 16-bit values (distances past 253 plies) is verified like the
+    others, and a wrong 16-bit value is found."""
+    import shutil
+
+    import numpy as np
+
+    from tablebase.storage import SliceStats, read_attrs, read_slice, slice_path, write_slice
+    from tablebase.values import decode, encode
+
+    db = tmp_path / "international"
+    shutil.copytree(db3_international, db)
+    s = parse_slice("1010")
+    a = read_attrs(slice_path(db, s))
+    values = read_slice(slice_path(db, s), INTERNATIONAL, s).astype(np.uint16)
+    stats = SliceStats(
+        a["positions"], a["wins"], a["draws"], a["losses"], a["longest_win"], a["longest_win_index"]
+    )
+    write_slice(db, INTERNATIONAL, s, values, stats, a["longest_win_fen"])
+    assert read_attrs(slice_path(db, s))["value_bits"] == 16
+    r = CliRunner().invoke(main, ["verify", "--db", str(db)])
+    assert r.exit_code == 0, r.output
+    assert "1010: 2025 checked, ok" in r.output  # every position, read as two bytes
+
+    idx = int(a["longest_win_index"])
+    assert decode(int(values[idx])) == (1, 17)
+    values[idx] = encode(1, 301)  # a distance only two bytes hold, and wrong
+    write_slice(db, INTERNATIONAL, s, values, stats, a["longest_win_fen"])
+    r = CliRunner().invoke(main, ["verify", "--db", str(db)])
+    assert r.exit_code == 1
+    lines = r.output.splitlines()
+    at = lines.index("1010: 2025 checked, 1 INCONSISTENT")
+    assert lines[at + 1] == f"  inconsistent: {a['longest_win_fen']}"
