@@ -256,9 +256,11 @@ def capture_key(rules, is_king, count, kings_taken):
     """The order of captures under the majority rule: the largest key must be played.
 
     Without ``rules[R_VALUE]`` the key is the number of pieces taken. With it (Frisian) it is
-    the capture's value (:func:`tablebase.rules.variants.capture_value`: ``n`` kings worth
-    more than ``2n - 1`` men and less than ``2n``), doubled, plus one for a capture made with
-    a king, which takes precedence at equal value.
+    the capture's value, doubled, plus one for a capture made with a king, which takes
+    precedence at equal value. The value of taking ``m`` men and ``k`` kings is
+    ``(m + 2k) * 64 - k``: a king is worth just under two men, so ``n`` kings are worth more
+    than ``2n - 1`` men and less than ``2n`` (exact while fewer than 64 kings are taken; the
+    reading and its sources are in docs/RULES-VARIANTS.md). This is the value's one home.
     """
     if rules[_VALUE] == 0:
         return count

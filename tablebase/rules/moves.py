@@ -157,7 +157,8 @@ def has_capture(pos: Position) -> bool:
 
 def play(pos: Position, move: Move) -> Position:
     """The position after ``move`` (assumed legal: take it from :func:`legal_moves`); under
-    a king-move limit with the king runs carried over (:func:`king_runs_after`)."""
+    a king-move limit with the king runs carried over (``movegen.king_run_after`` for the
+    mover, ``movegen.king_run_kept`` for the other side)."""
     v = pos.variant
     own_m, own_k, opp_m, opp_k = pos.side_boards
     a, b, c, d = mg.apply_move(
@@ -177,8 +178,13 @@ def play(pos: Position, move: Move) -> Position:
         v.rules, own_m, own_k, own_sq, own_n, move.frm - 1, move.to - 1, move.is_capture
     )
     other = mg.king_run_kept(v.rules, a, b, opp_sq, opp_n)
-    runs = tuple((int(sq) + 1, int(n)) if n else (0, 0) for sq, n in (other, mover))
-    return Position.from_side_boards(a, b, c, d, not pos.white_to_move, v, runs)  # type: ignore[arg-type]
+    runs = (_one_based(*other), _one_based(*mover))
+    return Position.from_side_boards(a, b, c, d, not pos.white_to_move, v, runs)
+
+
+def _one_based(sq: int, n: int) -> tuple[int, int]:
+    """A compiled run (0-based square, -1 for none) as :attr:`Position.king_runs` holds it."""
+    return (int(sq) + 1, int(n)) if n else (0, 0)
 
 
 def _ends_crowned(pos: Position, move: Move) -> bool:

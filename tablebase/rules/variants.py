@@ -40,7 +40,7 @@ R_NSQ, R_FLYING, R_MEN_BACK, R_MAJORITY, R_CROWNING, R_WIDTH = range(6)
 # R_KING_LIMIT: most quiet moves in a row with one king for a side with men (0: no limit);
 # R_STRAIGHT: 1 when men and kings also capture straight (directions 4-7);
 # R_VALUE: 1 when the capture of greatest value is compulsory (a king worth less than two
-# men and more than one, see :func:`capture_value`) and at equal value a king's capture
+# men and more than one, see ``movegen.capture_key``) and at equal value a king's capture
 # takes precedence; ``R_MAJORITY`` is then 1 too.
 R_KING_LIMIT, R_STRAIGHT, R_VALUE = 6, 7, 8
 
@@ -89,6 +89,11 @@ class Variant:
             raise ValueError(f"variant {self.name!r}: notation must be numeric or alphanumeric")
         if self.value_majority and not self.majority_capture:
             raise ValueError(f"variant {self.name!r}: value_majority needs majority_capture")
+        if self.straight_captures and not self.men_capture_backwards:
+            # the compiled generator lets men capture straight in all four ways
+            raise ValueError(
+                f"variant {self.name!r}: straight_captures needs men_capture_backwards"
+            )
 
     @property
     def squares(self) -> int:
@@ -255,15 +260,6 @@ FRISIAN = dataclasses.replace(
 VARIANTS: dict[str, Variant] = {
     v.name: v for v in (INTERNATIONAL, ENGLISH, RUSSIAN, BRAZILIAN, FRISIAN)
 }
-
-
-def capture_value(men: int, kings: int) -> int:
-    """Value of a capture taking ``men`` men and ``kings`` kings, as an integer that orders
-    captures the way the Frisian rules do: a king is worth more than one man and less than
-    two, and ``n`` kings more than ``2n - 1`` men (a king worth "just under two men"): the
-    value is ``2 * kings + men`` men, and at equal men-worth the capture taking fewer kings
-    (more men) is worth more. Exact while fewer than 64 kings are taken."""
-    return (men + 2 * kings) * 64 - kings
 
 
 def get_variant(name: str | Variant) -> Variant:

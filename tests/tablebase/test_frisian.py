@@ -43,7 +43,6 @@ from tablebase.rules.variants import (
     R_STRAIGHT,
     R_VALUE,
     VARIANTS,
-    capture_value,
     variant_for_game_type,
 )
 
@@ -134,10 +133,19 @@ def test_has_capture_sees_straight_captures():
 # --- the capture of greatest value -----------------------------------------------------------
 
 
-def test_capture_value_orders_kings_just_under_two_men():
+def capture_value(men: int, kings: int, with_king: bool = False) -> int:
+    return int(mg.capture_key(FRISIAN.rules, with_king, men + kings, kings))
+
+
+def test_capture_key_orders_kings_just_under_two_men():
     assert capture_value(1, 0) < capture_value(0, 1) < capture_value(2, 0)
     for n in range(1, 20):
         assert capture_value(2 * n - 1, 0) < capture_value(0, n) < capture_value(2 * n, 0)
+    # at equal value the capture made with a king comes first, but after any of more value
+    assert capture_value(1, 0) < capture_value(1, 0, True) < capture_value(0, 1)
+    assert capture_value(3, 0, True) < capture_value(0, 2)  # precedence never beats value
+    # other variants: the number of pieces taken
+    assert mg.capture_key(INTERNATIONAL.rules, True, 3, 2) == 3
 
 
 def test_a_king_outweighs_a_man_where_the_count_ties():
