@@ -66,6 +66,10 @@ def test_variant_data():
     assert FRISIAN.king_move_limit == 3 and FRISIAN.rules[R_KING_LIMIT] == 3
     assert FRISIAN.rules[R_STRAIGHT] == 1 and FRISIAN.rules[R_VALUE] == 1
     assert FRISIAN.mid_capture_crowning == "passes"
+    with pytest.raises(ValueError, match="needs men_capture_backwards"):
+        dataclasses.replace(FRISIAN, name="x", men_capture_backwards=False)
+    with pytest.raises(ValueError, match="needs majority_capture"):
+        dataclasses.replace(FRISIAN, name="x", majority_capture=False)
     for name, v in VARIANTS.items():
         if name != "frisian":
             assert v.rules[R_KING_LIMIT] == v.rules[R_STRAIGHT] == v.rules[R_VALUE] == 0
