@@ -294,13 +294,6 @@ def _solve_runs(
     return PairSolution(where, values, reads, level - 1, flags)
 
 
-def valid_entries(variant: Variant, s: Slice, size: int) -> np.ndarray:
-    """Which of the slice's ``size`` entries are positions (each board's run states alike)."""
-    cw, cb = s.run_states(variant)
-    valid = solve.valid_mask(size // (cw * cb), variant.squares, variant.per_row, _counts(s), BINOM)
-    return valid if cw * cb == 1 else np.repeat(valid, cw * cb)
-
-
 def entry_position(variant: Variant, s: Slice, entry: int) -> Position:
     """The position (white to move, with its king runs) of entry ``entry`` of slice ``s``."""
     cw, cb = s.run_states(variant)
@@ -319,8 +312,10 @@ def entry_position(variant: Variant, s: Slice, entry: int) -> Position:
 
 def slice_stats(variant: Variant, s: Slice, values: np.ndarray) -> tuple[SliceStats, str]:
     """Counts of a solved slice and the FEN of its longest win ('' if none)."""
-    valid = valid_entries(variant, s, values.shape[0])
-    positions, wins, losses, top, example = solve.value_counts(values, valid)
+    cw, cb = s.run_states(variant)
+    boards = values.shape[0] // (cw * cb)
+    valid = solve.valid_mask(boards, variant.squares, variant.per_row, _counts(s), BINOM)
+    positions, wins, losses, top, example = solve.value_counts(values, valid, cw * cb)
     del valid
     draws = positions - wins - losses
     longest, fen = -1, ""

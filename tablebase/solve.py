@@ -478,14 +478,15 @@ def compact_values(state, vb, out):
 
 
 @njit(cache=True)
-def value_counts(values, valid):
+def value_counts(values, valid, per):
     """``(positions, wins, losses, largest win value, first entry holding it)`` of a solved
-    slice, over its valid entries, in one pass without temporary arrays."""
+    slice, over its valid entries (``valid`` per board, ``per`` entries per board: the run
+    states), in one pass without temporary arrays."""
     positions = wins = losses = 0
     top = 0
     first = -1
     for i in range(values.shape[0]):
-        if not valid[i]:
+        if not valid[i // per]:
             continue
         positions += 1
         v = np.int64(values[i])
