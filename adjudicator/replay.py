@@ -39,7 +39,7 @@ from adjudicator.pdn import PdnGame, PdnMove
 from tablebase.rules import movegen as mg
 from tablebase.rules.moves import Move, legal_moves
 from tablebase.rules.notation import MoveError, move_text, parse_move, parse_squares
-from tablebase.rules.position import Position
+from tablebase.rules.position import NO_RUNS, Position
 from tablebase.rules.variants import Variant
 
 NO_PIECES, NO_MOVES = "no-pieces", "no-moves"
@@ -197,10 +197,10 @@ class _Replayer:
         state[core.S_WHITE] = int(s.white_to_move)
         state[core.S_RULE], state[core.S_LIMIT] = count.index, count.limit
         state[core.S_ELAPSED] = count.elapsed
-        for at, (sq, n) in zip(
-            (core.S_RUN_WHITE_SQ, core.S_RUN_BLACK_SQ), s.king_runs, strict=True
-        ):
-            state[at], state[at + 1] = (sq - 1, n) if n else (-1, 0)
+        if s.king_runs != NO_RUNS:  # zeros (no run) otherwise
+            sides = (core.S_RUN_WHITE_SQ, core.S_RUN_BLACK_SQ)
+            for at, (sq, n) in zip(sides, s.king_runs, strict=True):
+                state[at], state[at + 1] = (sq - 1, n) if n else (-1, 0)
         history = np.zeros((len(self.moves) + 2, 5), dtype=np.uint64)
         history[0, :4] = boards
         history[0, 4] = state[core.S_WHITE]
@@ -208,10 +208,12 @@ class _Replayer:
         return boards, state, history
 
     def _position(self, boards: np.ndarray, state: np.ndarray) -> Position:
-        runs = tuple(
-            (int(state[at]) + 1, int(state[at + 1])) if state[at + 1] else (0, 0)
-            for at in (core.S_RUN_WHITE_SQ, core.S_RUN_BLACK_SQ)
-        )
+        runs = NO_RUNS
+        if state[core.S_RUN_WHITE_N] or state[core.S_RUN_BLACK_N]:
+            runs = tuple(  # type: ignore[assignment]
+                (int(state[at]) + 1, int(state[at + 1])) if state[at + 1] else (0, 0)
+                for at in (core.S_RUN_WHITE_SQ, core.S_RUN_BLACK_SQ)
+            )
         return Position(
             int(boards[0]),
             int(boards[1]),

@@ -16,8 +16,8 @@ one after another), ``offsets`` (move ``i`` is ``squares[offsets[i]:offsets[i + 
   count expired. The first event is kept in ``state``; with ``stop`` the loop ends there.
 
 The king-move limit (Frisian, ``rules[R_KING_LIMIT]`` > 0) is part of the state: per side
-the 0-based square of the king that made the side's last ``n`` quiet moves in a row (-1, 0
-for none), carried over each move by the engine's ``king_run_after``/``king_run_kept``.
+the 0-based square of the king that made the side's last ``n`` quiet moves in a row (``n``
+0: none), carried over each move by the engine's ``king_run_after``/``king_run_kept``.
 While a side has men, a king whose run has reached the limit has no quiet move (the
 engine's ``generate_moves_barred`` leaves them out, so a text naming one is illegal). A count
 that starts in a position may be settled at once there
@@ -36,9 +36,17 @@ import numpy as np
 from numba import njit
 
 from tablebase.rules import movegen as mg
-from tablebase.rules.drawrules import T_THREEFOLD, count_after, material_ending, settle_start
+from tablebase.rules.drawrules import (
+    E_UNLESS_CAPTURE,
+    T_ENDING_FIELDS,
+    T_ENDINGS,
+    T_THREEFOLD,
+    count_after,
+    material_ending,
+    settle_start,
+)
 
-# state[] layout; S_RUN_* per side: king-run square (0-based, -1 none) and length
+# state[] layout; S_RUN_* per side: king-run square (0-based) and length (0: no run)
 S_WHITE, S_RULE, S_LIMIT, S_ELAPSED, S_NHIST, S_EVENT, S_EVENT_PLY, S_EVENT_RULE = range(8)
 S_RUN_WHITE_SQ, S_RUN_WHITE_N, S_RUN_BLACK_SQ, S_RUN_BLACK_N = range(8, 12)
 STATE_FIELDS = 12
@@ -207,8 +215,8 @@ def _play(nbr, rules, table, boards, state, history, frm, to, cap, crowns, buf, 
         crowned,
     )
     state[S_RULE], state[S_LIMIT], state[S_ELAPSED] = rule, limit, elapsed
-    if elapsed == 0:
-        _settle(nbr, rules, table, boards, state, buf, ws)
+    if elapsed == 0 and rule >= 0 and table[T_ENDINGS + rule * T_ENDING_FIELDS + E_UNLESS_CAPTURE]:
+        _settle(nbr, rules, table, boards, state, buf, ws)  # only such an ending: kept cheap
     if cap != 0 or man_moved:
         state[S_NHIST] = 0
     k = state[S_NHIST]

@@ -484,7 +484,11 @@ class Counter:
     def start(self, pos, elapsed: int = 0) -> Count:
         """The count running in ``pos``, ``elapsed`` plies in (settled there when it starts
         with no ply on it, see :meth:`settle`)."""
-        return self.settle(replace(self.fresh(self.ending(pos)), elapsed=elapsed), pos)
+        index = self.ending(pos)
+        count = self.fresh(index)
+        if elapsed:
+            count = replace(count, elapsed=elapsed)
+        return count if index < 0 else self.settle(count, pos)
 
     def settle(self, count: Count, pos) -> Count:
         """``count`` as :func:`settle_start` leaves it in ``pos`` (a :class:`Position`: its
