@@ -401,14 +401,16 @@ def probe_cmd(
 def _under_count(tb, pos: Position, elapsed: int, moves: list) -> tuple:
     """result_under_count of ``pos`` and its ``moves`` (tablebase.rules.countsearch), the
     search's shortcut checked against the database's stored longest wins."""
-    from tablebase.rules.countsearch import shortcut_holds, under_count
+    from tablebase.rules.countsearch import failing_slices, under_count
     from tablebase.rules.drawrules import Counter
     from tablebase.storage import read_attrs
 
     rules = tb.variant.draw_rules
     names = [s.name for s in tb.slices()]
-    ok = shortcut_holds(rules, names, lambda n: int(read_attrs(tb.path / f"{n}.h5")["longest_win"]))
-    return under_count(tb, pos, Counter(rules), elapsed, [m.move for m in moves], shortcut=ok)
+    failing = failing_slices(
+        rules, names, lambda n: int(read_attrs(tb.path / f"{n}.h5")["longest_win"])
+    )
+    return under_count(tb, pos, Counter(rules), elapsed, [m.move for m in moves], shortcut=failing)
 
 
 @main.command("verify")
