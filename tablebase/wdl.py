@@ -184,19 +184,41 @@ def encode_wdl(
     dont_care: np.ndarray | None = None,
 ) -> np.ndarray:
     """The packed WDL part of slice ``s`` from its values, don't-care entries filled;
-    ``dont_care`` (bool per entry: non-positions and capture positions) saves finding them."""
+    ``dont_care`` (bool per entry, or a bit per entry as the solver keeps them: non-positions
+    and capture positions) saves finding them."""
     if dont_care is None:
         counts = np.array(tuple(s), dtype=np.int64)
         codes = filled_codes(
             values, variant.neighbours, variant.rules, BINOM, counts, max(1, threads) * 8
         )
         return pack(codes)
-    if dont_care.shape != values.shape:
-        raise ValueError(f"dont_care has shape {dont_care.shape}, values {values.shape}")
-    codes = codes_of(values)
-    codes[dont_care] = DONT_CARE
-    fill_dont_care(codes)
-    return pack(codes)
+    if dont_care.dtype == np.bool_:
+        if dont_care.shape != values.shape:
+            raise ValueError(f"dont_care has shape {dont_care.shape}, values {values.shape}")
+        dont_care = np.packbits(dont_care, bitorder="little")
+    elif dont_care.shape[0] != (values.shape[0] + 7) // 8:
+        raise ValueError(f"dont_care has {dont_care.shape[0]} bytes for {values.shape[0]} entries")
+    return pack_filled(values, dont_care)
+
+
+@njit(cache=True)
+def pack_filled(values, unstored):
+    """The packed WDL part in one pass, without a code per entry in memory: entries whose
+    bit is set in ``unstored`` (bit ``i & 7`` of byte ``i >> 3``) take the code of the last
+    stored entry before them (the first stored code for a leading run; draw if none), as
+    :func:`fill_dont_care` does."""
+    n = values.shape[0]
+    out = np.zeros((n + 3) // 4, dtype=np.uint8)
+    prev = 0
+    for i in range(n):
+        if not (unstored[i >> 3] >> (i & 7)) & 1:
+            prev = wdl_code(values[i])
+            break
+    for i in range(n):
+        if not (unstored[i >> 3] >> (i & 7)) & 1:
+            prev = wdl_code(values[i])
+        out[i >> 2] |= np.uint8(prev << (2 * (i & 3)))
+    return out
 
 
 @njit(cache=True)
@@ -364,166 +386,153 @@ def new_buffers() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return mg.new_move_buffer(MAX_CAPTURE_DEPTH), mg.new_workspace(), frames
 
 
-# --- batched probing: each stage a compiled pass over arrays -----------------------------
-# A batch is resolved in stages so that the random reads of the tables are not held up by
-# the move generation around them: (1) every position's entry (or "must capture") is found,
-# (2) the codes are gathered in a tight loop, (3) capture positions get the positions after
-# each of their captures, which are resolved as a batch of their own (recursively: they may
-# have to capture too), and (4) each capture position takes the best of its captures.
+# --- batched probing ----------------------------------------------------------------------
+# A batch is split into chunks, one compiled parallel region over them; each chunk goes in
+# stages so that the random reads of the tables are not held up by the move generation
+# around them: (1) every position's entry (or "must capture") is found, (2) the codes are
+# gathered in a tight loop, (3) each capture position has its captures played once: a
+# position after a capture whose side to move cannot capture is looked up at once (a win
+# found ends the search), the others are resolved depth first (:func:`result_white`).
 
 LOC_FINAL = -1  # the result is already known (the side to move has no pieces: lost)
 LOC_CAPTURE = -2  # the side to move must capture: resolved through the captures
 LOC_MISSING = -3  # LOC_MISSING - code: the slice ``code`` is not loaded
-CHILD_SLOTS = 8  # positions after a capture kept per capture position; more: depth first
+CHUNK = 1 << 16  # positions per chunk of a batch (at least; a chunk per 4 threads' worth)
+
+
+@njit(cache=True, inline="always")
+def _locate_one(offsets, nbr, rules, binom, wtm, wm, wk, bm, bk):
+    """``(loc, result)`` of one position: ``loc`` its entry in the flat tables counted in
+    two-bit codes (byte ``loc >> 2``), or :data:`LOC_FINAL` (with its result),
+    :data:`LOC_CAPTURE` or ``LOC_MISSING - code``."""
+    nsq = rules[0]
+    a, b, c, d = wm, wk, bm, bk
+    if not wtm:
+        a = reverse_board(bm, nsq, REVERSE16)
+        b = reverse_board(bk, nsq, REVERSE16)
+        c = reverse_board(wm, nsq, REVERSE16)
+        d = reverse_board(wk, nsq, REVERSE16)
+    if (a | b) == 0:
+        return LOC_FINAL, -1
+    code = material_code(a, b, c, d)
+    if code == UNCODED or offsets[code] < 0 or (c | d) == 0:
+        return LOC_MISSING - code, 0
+    if mg.has_capture(nbr, rules, True, a, b, c, d):
+        return LOC_CAPTURE, 0
+    return offsets[code] * 4 + entry_of(rules, binom, a, b, c, d), 0
+
+
+@njit(cache=True, inline="always")
+def _code_at(flat, e):
+    """+1 / 0 / -1 stored at entry ``e`` (counted in two-bit codes) of the flat tables."""
+    c = (flat[e >> 2] >> ((e & 3) << 1)) & 3
+    return 1 if c == 1 else (-1 if c == 2 else 0)
 
 
 @njit(cache=True, parallel=True)
 def locate_batch(offsets, nbr, rules, binom, wtm, wm, wk, bm, bk, res, loc):
-    """Stage 1: ``loc[i]`` = the entry of position ``i`` in the flat tables, counted in
-    two-bit codes (byte ``loc >> 2``), or :data:`LOC_FINAL` (``res[i]`` holds the result),
-    :data:`LOC_CAPTURE` or ``LOC_MISSING - code``."""
-    nsq = rules[0]
+    """Stage 1 over a whole batch: ``loc[i]``, ``res[i]`` of :func:`_locate_one`."""
     for i in prange(wm.shape[0]):
-        a, b, c, d = wm[i], wk[i], bm[i], bk[i]
-        if not wtm[i]:
-            a = reverse_board(bm[i], nsq, REVERSE16)
-            b = reverse_board(bk[i], nsq, REVERSE16)
-            c = reverse_board(wm[i], nsq, REVERSE16)
-            d = reverse_board(wk[i], nsq, REVERSE16)
-        if (a | b) == 0:
-            res[i] = -1
-            loc[i] = LOC_FINAL
-            continue
-        code = material_code(a, b, c, d)
-        if code == UNCODED or offsets[code] < 0 or (c | d) == 0:
-            loc[i] = LOC_MISSING - code
-        elif mg.has_capture(nbr, rules, True, a, b, c, d):
-            loc[i] = LOC_CAPTURE
-        else:
-            loc[i] = offsets[code] * 4 + entry_of(rules, binom, a, b, c, d)
+        loc[i], res[i] = _locate_one(offsets, nbr, rules, binom, wtm[i], wm[i], wk[i], bm[i], bk[i])
 
 
-@njit(cache=True, parallel=True)
-def gather_codes(flat, loc, res):
-    """Stage 2: the result of every position whose entry stage 1 found."""
-    for i in prange(loc.shape[0]):
-        e = loc[i]
-        if e >= 0:
-            c = (flat[e >> 2] >> ((e & 3) << 1)) & 3
-            res[i] = 1 if c == 1 else (-1 if c == 2 else 0)
-
-
-@njit(cache=True, parallel=True)
-def capture_children(flat, offsets, nbr, rules, binom, wtm, wm, wk, bm, bk, at, res, nchunks):
-    """Stage 3, for the capture positions ``at`` (indices into the batch): each legal
-    capture is played; a position after it whose side to move cannot capture is looked up
-    at once (a win found for the capturer ends the position's search), and the ones that
-    must capture in turn are kept, white to move (colour-flipped), :data:`CHILD_SLOTS`
-    slots per capture position. ``res`` gets the best result of the looked-up captures
-    (-2 if none); a position with more kept captures than slots is resolved depth first
-    (:func:`result_white`) and keeps none. Returns the kept positions' boards (4 rows),
-    their number per capture position and, per chunk, a slice that was needed and not
-    loaded (-1 if none)."""
-    n = at.shape[0]
+@njit(cache=True)
+def capture_result(flat, offsets, nbr, rules, binom, wm, wk, bm, bk, moves, ws, frames, kids):
+    """Result of a white-to-move position that must capture: each capture is played once;
+    a position after it whose side to move cannot capture is looked up at once (a win ends
+    the search), those that must capture too are kept in ``kids`` and resolved depth first
+    afterwards. ``NO_TABLE - code`` if the slice ``code`` is needed and not loaded."""
     nsq = rules[0]
-    kids = np.empty((4, n * CHILD_SLOTS), dtype=np.uint64)
-    count = np.zeros(n, dtype=np.int64)
+    buf = moves[0]
+    m = mg.generate_moves(nbr, rules, True, wm, wk, bm, bk, buf, ws)
+    best = -1
+    kept = 0
+    for k in range(m):
+        p, q, r, s = mg.play_row(wm, wk, bm, bk, buf, k)
+        cwm = reverse_board(p, nsq, REVERSE16)
+        cwk = reverse_board(q, nsq, REVERSE16)
+        cbm = reverse_board(r, nsq, REVERSE16)
+        cbk = reverse_board(s, nsq, REVERSE16)
+        if (cwm | cwk) == 0:  # every opposing piece taken
+            return 1
+        code = material_code(cwm, cwk, cbm, cbk)
+        if code == UNCODED or offsets[code] < 0:
+            return NO_TABLE - code
+        if mg.has_capture(nbr, rules, True, cwm, cwk, cbm, cbk):
+            kids[kept, 0], kids[kept, 1], kids[kept, 2], kids[kept, 3] = cwm, cwk, cbm, cbk
+            kept += 1
+            continue
+        v = -_code_at(flat, offsets[code] * 4 + entry_of(rules, binom, cwm, cwk, cbm, cbk))
+        if v > best:
+            best = v
+            if best == 1:
+                return 1
+    for k in range(kept):  # the move list in moves[0] is no longer needed
+        a, b, c, d = kids[k, 0], kids[k, 1], kids[k, 2], kids[k, 3]
+        v = result_white(flat, offsets, nbr, rules, binom, REVERSE16, a, b, c, d, moves, ws, frames)
+        if v <= NO_TABLE:
+            return v
+        if -v > best:
+            best = -v
+            if best == 1:
+                return 1
+    return best
+
+
+@njit(cache=True, parallel=True)
+def results_chunked(flat, offsets, nbr, rules, binom, wtm, wm, wk, bm, bk, nchunks):
+    """Results (int8) of a batch in ``nchunks`` chunks, each in the stages above, and per
+    chunk a slice that was needed and not loaded (-1 if none; the chunk is then
+    incomplete)."""
+    n = wm.shape[0]
+    res = np.zeros(n, dtype=np.int8)
     missing = np.full(nchunks, -1, dtype=np.int64)
+    nsq = rules[0]
     step = (n + nchunks - 1) // nchunks
     for ch in prange(nchunks):
         lo = ch * step
         hi = min(n, lo + step)
         if lo >= hi:
             continue
+        loc = np.empty(hi - lo, dtype=np.int64)
+        captures = 0
+        for i in range(lo, hi):
+            e, r = _locate_one(offsets, nbr, rules, binom, wtm[i], wm[i], wk[i], bm[i], bk[i])
+            loc[i - lo] = e
+            res[i] = r
+            if e <= LOC_MISSING:
+                missing[ch] = LOC_MISSING - e
+            elif e == LOC_CAPTURE:
+                captures += 1
+        if missing[ch] >= 0:
+            continue
+        for i in range(lo, hi):
+            e = loc[i - lo]
+            if e >= 0:
+                res[i] = _code_at(flat, e)
+        if captures == 0:
+            continue
         moves = np.empty((MAX_CAPTURE_DEPTH, mg.MAX_MOVES, mg.MOVE_FIELDS), dtype=np.uint64)
         ws = mg.new_workspace_nb()
         frames = np.zeros((MAX_CAPTURE_DEPTH, 7), dtype=np.uint64)
-        for j in range(lo, hi):
-            i = at[j]
+        kids = np.empty((mg.MAX_MOVES, 4), dtype=np.uint64)
+        for i in range(lo, hi):
+            if loc[i - lo] != LOC_CAPTURE:
+                continue
             a, b, c, d = wm[i], wk[i], bm[i], bk[i]
             if not wtm[i]:
                 a = reverse_board(bm[i], nsq, REVERSE16)
                 b = reverse_board(bk[i], nsq, REVERSE16)
                 c = reverse_board(wm[i], nsq, REVERSE16)
                 d = reverse_board(wk[i], nsq, REVERSE16)
-            buf = moves[0]
-            m = mg.generate_moves(nbr, rules, True, a, b, c, d, buf, ws)
-            base = j * CHILD_SLOTS
-            best = -2
-            kept = 0
-            for k in range(m):
-                p, q, r, s = mg.play_row(a, b, c, d, buf, k)
-                cwm = reverse_board(p, nsq, REVERSE16)
-                cwk = reverse_board(q, nsq, REVERSE16)
-                cbm = reverse_board(r, nsq, REVERSE16)
-                cbk = reverse_board(s, nsq, REVERSE16)
-                if (cwm | cwk) == 0:  # every opposing piece taken
-                    best = 1
-                    break
-                code = material_code(cwm, cwk, cbm, cbk)
-                if code == UNCODED or offsets[code] < 0:
-                    missing[ch] = code
-                    break
-                if mg.has_capture(nbr, rules, True, cwm, cwk, cbm, cbk):
-                    if kept < CHILD_SLOTS:
-                        kids[0, base + kept] = cwm
-                        kids[1, base + kept] = cwk
-                        kids[2, base + kept] = cbm
-                        kids[3, base + kept] = cbk
-                    kept += 1
-                    continue
-                e = offsets[code] * 4 + entry_of(rules, binom, cwm, cwk, cbm, cbk)
-                v = (flat[e >> 2] >> ((e & 3) << 1)) & 3
-                r = -1 if v == 1 else (1 if v == 2 else 0)  # the capturer's result
-                if r > best:
-                    best = r
-                    if r == 1:
-                        break
-            if best == 1:
-                kept = 0
-            elif kept > CHILD_SLOTS:
-                r = result_white(
-                    flat, offsets, nbr, rules, binom, REVERSE16, a, b, c, d, moves, ws, frames
-                )
-                if r <= NO_TABLE:
-                    missing[ch] = NO_TABLE - r
-                    r = 0
-                best = r
-                kept = 0
-            res[i] = best
-            count[j] = kept
-    return kids, count, missing
-
-
-@njit(cache=True, parallel=True)
-def compact_children(kids, count, first):
-    """The children of :func:`capture_children` without the unused slots: capture position
-    ``j``'s children at ``first[j] .. first[j] + count[j]``."""
-    total = first[-1] + count[-1] if count.shape[0] else 0
-    out = np.empty((4, total), dtype=np.uint64)
-    for j in prange(count.shape[0]):
-        for k in range(count[j]):
-            for r in range(4):
-                out[r, first[j] + k] = kids[r, j * CHILD_SLOTS + k]
-    return out
-
-
-@njit(cache=True, parallel=True)
-def fold_children(res, at, count, first, child):
-    """Stage 4: a capture position's result is the best, for its mover, of its children's
-    results negated."""
-    for j in prange(at.shape[0]):
-        if count[j] == 0:
-            continue
-        best = res[at[j]]
-        for k in range(count[j]):
-            r = -child[first[j] + k]
-            if r > best:
-                best = r
-        res[at[j]] = best
-
-
-CAPTURE_BLOCK = 1 << 18  # capture positions handled at once (bounds the children's slots)
+            r = capture_result(
+                flat, offsets, nbr, rules, binom, a, b, c, d, moves, ws, frames, kids
+            )
+            if r <= NO_TABLE:
+                missing[ch] = NO_TABLE - r
+                r = 0
+            res[i] = r
+    return res, missing
 
 
 def results_staged(
@@ -538,32 +547,11 @@ def results_staged(
     threads: int,
 ) -> tuple[np.ndarray, int]:
     """Results (int8, +1 / 0 / -1 for the side to move) of a batch of positions through the
-    packed WDL tables ``flat`` / ``offsets`` in compiled stages (see above), and the code of
-    a slice that was needed and not loaded (-1 if none; the results are then incomplete)."""
-    nbr, rules = variant.neighbours, variant.rules
+    packed WDL tables ``flat`` / ``offsets`` (see above), and the code of a slice that was
+    needed and not loaded (-1 if none; the results are then incomplete)."""
     n = wm.shape[0]
-    res = np.zeros(n, dtype=np.int8)
-    loc = np.empty(n, dtype=np.int64)
-    locate_batch(offsets, nbr, rules, BINOM, wtm, wm, wk, bm, bk, res, loc)
-    if n and loc.min() <= LOC_MISSING:
-        return res, int(LOC_MISSING - loc.min())
-    gather_codes(flat, loc, res)
-    captures = np.flatnonzero(loc == LOC_CAPTURE)
-    nchunks = max(1, threads) * 4
-    for lo in range(0, captures.shape[0], CAPTURE_BLOCK):
-        at = captures[lo : lo + CAPTURE_BLOCK]
-        kids, count, missing = capture_children(
-            flat, offsets, nbr, rules, BINOM, wtm, wm, wk, bm, bk, at, res, nchunks
-        )
-        if missing.max() >= 0:
-            return res, int(missing.max())
-        first = np.zeros(count.shape[0], dtype=np.int64)
-        np.cumsum(count[:-1], out=first[1:])
-        kids = compact_children(kids, count, first)
-        child, need = results_staged(
-            flat, offsets, variant, np.ones(kids.shape[1], dtype=np.bool_), *kids, threads
-        )
-        if need >= 0:
-            return res, need
-        fold_children(res, at, count, first, child)
-    return res, -1
+    nchunks = max(1, min(max(1, threads) * 4, n // CHUNK + 1))
+    res, missing = results_chunked(
+        flat, offsets, variant.neighbours, variant.rules, BINOM, wtm, wm, wk, bm, bk, nchunks
+    )
+    return res, int(missing.max()) if missing.shape[0] else -1

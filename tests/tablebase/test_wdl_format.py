@@ -285,16 +285,18 @@ def test_run_scan_encoding_equals_the_plain_definition(db3_international) -> Non
             np.testing.assert_array_equal(got, plain, err_msg=f"{s.name}, {chunks} chunks")
 
 
-def test_batch_resolves_positions_with_more_captures_than_slots(db3_international, wdl_copy):
-    """A capture position with more legal captures than the batch keeps per position is
-    resolved depth first inside the batch; it and its neighbours answer as the values do."""
+def test_batch_resolves_many_captures_and_captures_after_captures(db3_international, wdl_copy):
+    """Capture positions with many captures, and with captures after which the other side
+    must capture in turn (resolved depth first inside the batch), answer as the values do,
+    in a batch and one by one."""
+    from tablebase.rules import has_capture, legal_moves, play
     from tablebase.rules.moves import MoveList
-    from tablebase.wdl import CHILD_SLOTS
 
     fens = ["W:WK1,K2:BK7", "B:WK44:BK49,K50", "W:WK1,K2:B7", "W:WK5:BK1,K10", "W:W28:B23"]
     positions = [Position.from_fen(f) for f in fens]
-    assert MoveList(positions[0]).count > CHILD_SLOTS  # the depth-first path is taken
-    assert MoveList(positions[1]).count > CHILD_SLOTS
+    assert MoveList(positions[0]).count == 9 and MoveList(positions[1]).count == 9
+    recaptures = [p for p in positions if any(has_capture(play(p, m)) for m in legal_moves(p))]
+    assert recaptures  # the depth-first path is taken
     boards = [
         np.array([getattr(p, k) for p in positions], dtype=np.uint64)
         for k in ("white_men", "white_kings", "black_men", "black_kings")
@@ -305,6 +307,7 @@ def test_batch_resolves_positions_with_more_captures_than_slots(db3_internationa
     got = small.probe_batch_wdl(*boards, wtm)
     np.testing.assert_array_equal(got, full.probe_batch_wdl(*boards, wtm))
     assert got.tolist() == [full.probe_wdl(p) for p in positions]
+    assert got.tolist() == [small.probe_wdl(p) for p in positions]
 
 
 @pytest.fixture(scope="module")
