@@ -44,7 +44,7 @@ def task_memory(variant: Variant, pair: tuple[Slice, ...]) -> int:
     """Bytes one pair task needs (the solver's estimate, as the scheduler uses it)."""
     entries = sum(s.size(variant) for s in pair)
     deps = sum(d.size(variant) for d in pair_dependencies(pair[0]))
-    return task_memory_bytes(entries, deps)
+    return task_memory_bytes(entries, deps, max(s.size(variant) for s in pair))
 
 
 def measured_bits(variant: Variant, db: Path, pieces: int) -> dict[int, tuple[int, int]]:
@@ -87,12 +87,14 @@ def main(argv: list[str] | None = None) -> None:
 
     fixed = task_memory_bytes(0, 0)
     big = 10**9  # the function's rates, read off it rather than from its constants
-    per_pair = (task_memory_bytes(big, 0) - fixed) / big
-    per_dep = (task_memory_bytes(0, big) - fixed) / big
+    per_pair = (task_memory_bytes(big, 0, 0) - fixed) / big
+    per_dep = (task_memory_bytes(0, big, 0) - fixed) / big
+    per_write = (task_memory_bytes(0, 0, big) - fixed) / big
     print(
         "Memory of a pair task (`tablebase.solve.task_memory_bytes`, the estimate behind "
         f"`--memory`): {per_pair:g} bytes per entry of the pair, {per_dep:g} per entry of "
-        f"the dependencies it loads, and {human(fixed)} for the process.\n"
+        f"the dependencies it loads, {per_write:g} per entry of its larger slice while that "
+        f"is written, and {human(fixed)} for the process.\n"
     )
     columns = [
         "pieces",

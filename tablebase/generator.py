@@ -368,7 +368,7 @@ def run_pair_task(
         if PARENT_PID is not None and os.getppid() != PARENT_PID:
             os._exit(1)  # the build that asked for this table is gone: write nothing
         try:  # the file is written with plain I/O: a full disk is an OSError with its errno
-            write_slice(dbp, variant, s, values, stats, fen, dont_care=solution.dont_care(s))
+            write_slice(dbp, variant, s, values, stats, fen, dont_care=solution.unstored_bits[s])
         except OSError as e:
             raise SliceWriteError(s.name, str(slice_path(dbp, s)), describe(e)) from None
         out.append(stats)

@@ -74,7 +74,9 @@ def graph_for_pairs(variant: Variant, pairs: Iterable[tuple[Slice, ...]]) -> lis
         deps = pair_dependencies(pair[0])
         needs = frozenset(owner[d] for d in deps if d in owner)
         entries = sum(s.size(variant) for s in pair)
-        memory = task_memory_bytes(entries, sum(d.size(variant) for d in deps))
+        memory = task_memory_bytes(
+            entries, sum(d.size(variant) for d in deps), max(s.size(variant) for s in pair)
+        )
         tasks.append(PairTask(names, needs, entries, memory))
     return tasks
 

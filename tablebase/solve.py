@@ -67,26 +67,33 @@ MISSING = -1  # lookup sentinel: a slice the solve was not given
 NO_PIECES = -2  # place sentinel: the side to move has no piece left (lost, value 1)
 
 # Working memory of a pair task (used by the scheduler's memory budget): bytes per entry of
-# the pair being solved (its state words), and per entry of each dependency read in.
+# the pair being solved (its state words), per entry of each dependency read in, and per
+# entry of the slice being written (its values read back to check the file, the packed WDL
+# part, the don't-care bits); and what any task holds besides (interpreter, numba, h5py).
 PAIR_BYTES_PER_ENTRY = 2
 DEPENDENCY_BYTES_PER_ENTRY = 1
+WRITE_BYTES_PER_ENTRY = 1.5
+FIXED_TASK_BYTES = 256 << 20
 UNMOVE_ROWS = 512  # predecessors of one position (6 kings fly to at most 6 * 17)
 
 
-def task_memory_bytes(pair_entries: int, dependency_entries: int) -> int:
+def task_memory_bytes(
+    pair_entries: int, dependency_entries: int, largest_slice: int | None = None
+) -> int:
     """Estimated peak memory of solving a pair of ``pair_entries`` index entries whose
-    dependencies hold ``dependency_entries`` entries (working state, tables, fixed cost).
+    dependencies hold ``dependency_entries`` entries, then writing its slices one by one
+    (the largest has ``largest_slice`` entries; all of the pair when not given).
 
-    Writing a slice's file costs about three bytes per entry of the slice more (its WDL
-    codes, the don't-care flags unpacked, the values read back to check the file): 1.5 per
-    pair entry. The fixed part is calibrated on the largest 5-piece pair (210 M entries,
-    113 M in dependencies), whose worker peaked at 1.69 GB; this estimate gives 1.70 GB."""
-    fixed = 832 << 20  # interpreter, numba's runtime and compiled code, h5py
-    return (
+    Calibrated on measured peaks (maximum resident size of the task's process): the
+    largest 5-piece International pair (1112+1211, 210 M entries, 113 M in dependencies)
+    peaked at 767 MiB, estimated 947 MB; the Frisian slice 1111 (73 M entries with its king
+    runs) at 412 MiB, estimated 523 MB."""
+    largest = pair_entries if largest_slice is None else largest_slice
+    return int(
         PAIR_BYTES_PER_ENTRY * pair_entries
         + DEPENDENCY_BYTES_PER_ENTRY * dependency_entries
-        + pair_entries * 3 // 2
-        + fixed
+        + WRITE_BYTES_PER_ENTRY * largest
+        + FIXED_TASK_BYTES
     )
 
 

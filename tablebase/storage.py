@@ -92,7 +92,8 @@ def write_slice(
     """Write both parts of slice ``s`` (its WDL part derived from ``values``) to ``db``
     atomically; returns the final path. ``values`` is ``uint8`` or ``uint16``.
 
-    ``dont_care`` (optional, bool per entry) marks the entries whose WDL code is never read:
+    ``dont_care`` (optional, bool per entry or a bit per entry, bit ``i & 7`` of byte
+    ``i >> 3``) marks the entries whose WDL code is never read:
     those that are not positions and the capture positions, exactly. A solver that knows
     them passes them to save a pass over the slice; otherwise they are found here."""
     from tablebase.wdl import encode_wdl

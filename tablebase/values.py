@@ -97,9 +97,19 @@ def wdl_counts(values: np.ndarray) -> tuple[int, int, int]:
 
 def dtw_histogram(values: np.ndarray) -> np.ndarray:
     """``h[v]`` = number of entries holding value ``v`` (trailing zeros trimmed)."""
-    h = np.bincount(values.ravel(), minlength=1).astype(np.int64)
+    h = _histogram(values.ravel(), 1 << (8 * values.dtype.itemsize))
     nz = np.flatnonzero(h)
     return h[: int(nz[-1]) + 1] if nz.shape[0] else h[:1]
+
+
+@njit(cache=True)
+def _histogram(values, bins):
+    # compiled: np.bincount would first widen every value to 8 bytes (a 16 GB temporary
+    # for a two-billion-entry slice)
+    h = np.zeros(bins, dtype=np.int64)
+    for i in range(values.shape[0]):
+        h[values[i]] += 1
+    return h
 
 
 __all__ = [
