@@ -358,3 +358,34 @@ def test_wdl_only_frisian_reads_the_run_entries(frisian3) -> None:
                 checked += 1
                 captures += has_capture(p)
     assert checked > 1000 and captures > 100
+
+
+@pytest.mark.slow
+def test_wdl_only_copy_of_four_pieces_on_a_random_sample(tmp_path) -> None:
+    """2-4 International: 400,000 random four-piece positions (either side to move, capture
+    positions included) answer through the WDL-only copy as through the values, in a batch
+    and (a sample) one by one."""
+    from tests.tablebase.conftest import build_db
+
+    full_db = build_db(tmp_path / "full" / "international", "international", 4)
+    dst = tmp_path / "wdl" / "international"
+    run("export", "--wdl-only", str(full_db), str(dst))
+    full, small = tablebase.open(full_db), tablebase.open(dst)
+    v = INTERNATIONAL
+    rng = np.random.default_rng(11)
+    boards: list[list[int]] = [[], [], [], []]
+    four = [s for s in full.slices() if s.pieces == 4]
+    while len(boards[0]) < 400_000:
+        s = four[int(rng.integers(len(four)))]
+        *b, ok = position_from_index(int(rng.integers(s.size(v))), 50, 5, *tuple(s), BINOM)
+        if ok:
+            for k in range(4):
+                boards[k].append(int(b[k]))
+    arrs = [np.array(b, dtype=np.uint64) for b in boards]
+    wtm = rng.integers(0, 2, arrs[0].shape[0]).astype(bool)
+    got = small.probe_batch_wdl(*arrs, wtm)
+    np.testing.assert_array_equal(got, full.probe_batch_wdl(*arrs, wtm))
+    assert len(set(got.tolist())) == 3
+    for i in rng.choice(arrs[0].shape[0], 2000, replace=False):
+        p = Position(*(int(a[i]) for a in arrs), bool(wtm[i]))
+        assert small.probe_wdl(p) == got[i], p.fen()
