@@ -76,3 +76,16 @@ def test_verify_reads_two_byte_values(db3_international, tmp_path) -> None:
     lines = r.output.splitlines()
     at = lines.index("1010: 2025 checked, 1 INCONSISTENT")
     assert lines[at + 1] == f"  inconsistent: {a['longest_win_fen']}"
+
+
+def test_sample_indices_are_distinct_sorted_and_in_range() -> None:
+    import numpy as np
+
+    from tablebase.verify import sample_indices
+
+    for size, sample in ((10, 10), (10, 7), (1000, 400), (238_360_500, 100_000)):
+        got = sample_indices(size, sample, seed=1)
+        assert got.shape == (sample,) and got.dtype == np.int64
+        assert (np.diff(got) > 0).all() and got[0] >= 0 and got[-1] < size
+    assert (sample_indices(1000, 400, 2) != sample_indices(1000, 400, 3)).any()
+    np.testing.assert_array_equal(sample_indices(10**6, 5000, 4), sample_indices(10**6, 5000, 4))
