@@ -94,7 +94,8 @@ class PairSolution:
 
     def dont_care(self, s: Slice) -> np.ndarray:
         """Per entry of ``s``: not a position, or a capture pending (the compact WDL part
-        leaves these out; a probe resolves captures through their successors)."""
+        leaves these out; a probe resolves captures through their successors). In slices
+        with king runs only the entries that are not positions."""
         size = self.where[s][1]
         bits = np.unpackbits(self.unstored_bits[s], count=size, bitorder="little")
         return bits.view(np.bool_)
@@ -170,32 +171,41 @@ def _solve(
     for s in pair:
         where[s] = (total, s.size(variant))
         total += s.size(variant)
-    mirror_at = {s: where[s.mirror][0] for s in pair}
     state = np.empty(total, dtype=solve.state_dtype(vb))
     flags = {s: np.zeros((size + 7) // 8, dtype=np.uint8) for s, (_, size) in where.items()}
     nchunks = max(1, threads) * 32
+    runs = variant.king_move_limit > 0  # king runs in the index: tablebase.solve_runs
+
+    def init(s: Slice) -> tuple[int, int]:
+        off, size = where[s]
+        if runs:
+            return solve_runs.init_slice(
+                state, off, deps.vals, deps.offsets, nbr, rules, BINOM,
+                s.boards(variant), _counts(s), nchunks, vb, flags[s],
+            )  # fmt: skip
+        return solve.init_slice(
+            state, off, deps.vals, deps.offsets, nbr, rules, BINOM, REVERSE16,
+            size, _counts(s), nchunks, vb, flags[s],
+        )  # fmt: skip
+
+    def level_pass(s: Slice, level: int) -> tuple[int, int]:
+        off, size = where[s]
+        moff = where[s.mirror][0]
+        if runs:
+            return solve_runs.level_slice(
+                state, nbr, rules, BINOM, off, moff, size, _counts(s), level, nchunks, vb,
+                threads > 1,
+            )  # fmt: skip
+        return solve.level_slice(
+            state, nbr, rules, BINOM, REVERSE16, off, moff, size, _counts(s), level, nchunks,
+            vb, threads > 1,
+        )  # fmt: skip
+
     old_chunk = numba.set_parallel_chunksize(1)  # chunks are handed out as threads free up
     try:
         top, reads = 0, 0
-        if variant.king_move_limit > 0:
-            return _solve_runs(variant, pair, deps, where, state, flags, nchunks, threads, vb)
         for s in pair:
-            off, size = where[s]
-            t, r = solve.init_slice(
-                state,
-                off,
-                deps.vals,
-                deps.offsets,
-                nbr,
-                rules,
-                BINOM,
-                REVERSE16,
-                size,
-                _counts(s),
-                nchunks,
-                vb,
-                flags[s],
-            )
+            t, r = init(s)
             top, reads = max(top, int(t)), reads + int(r)
         vmax = solve.max_value(vb)
         level = 1
@@ -204,91 +214,13 @@ def _solve(
                 raise OverflowError(f"distance-to-win beyond {vmax - 1} plies in {pair[0].name}")
             nset = 0
             for s in pair:
-                off, size = where[s]
-                n, v = solve.level_slice(
-                    state,
-                    nbr,
-                    rules,
-                    BINOM,
-                    REVERSE16,
-                    off,
-                    mirror_at[s],
-                    size,
-                    _counts(s),
-                    level,
-                    nchunks,
-                    vb,
-                    threads > 1,
-                )
+                n, v = level_pass(s, level)
                 nset, reads = nset + int(n), reads + int(v)
             if nset:
                 top = max(top, level + 1)
             level += 1
     finally:
         numba.set_parallel_chunksize(old_chunk)
-    values = state.view(np.uint8 if vb == 8 else np.uint16)[:total]
-    solve.compact_values(state, vb, values)
-    return PairSolution(where, values, reads, level - 1, flags)
-
-
-def _solve_runs(
-    variant: Variant,
-    pair: tuple[Slice, ...],
-    deps: FlatTables,
-    where: dict[Slice, tuple[int, int]],
-    state: np.ndarray,
-    flags: dict[Slice, np.ndarray],
-    nchunks: int,
-    threads: int,
-    vb: int,
-) -> PairSolution:
-    """:func:`_solve` for a variant with king runs (:mod:`tablebase.solve_runs`)."""
-    nbr, rules = variant.neighbours, variant.rules
-    top, reads = 0, 0
-    for s in pair:
-        off, _ = where[s]
-        t, r = solve_runs.init_slice(
-            state,
-            off,
-            deps.vals,
-            deps.offsets,
-            nbr,
-            rules,
-            BINOM,
-            s.boards(variant),
-            _counts(s),
-            nchunks,
-            vb,
-            flags[s],
-        )
-        top, reads = max(top, int(t)), reads + int(r)
-    vmax = solve.max_value(vb)
-    level = 1
-    while level <= top:
-        if level + 1 > vmax:
-            raise OverflowError(f"distance-to-win beyond {vmax - 1} plies in {pair[0].name}")
-        nset = 0
-        for s in pair:
-            off, size = where[s]
-            n, v = solve_runs.level_slice(
-                state,
-                nbr,
-                rules,
-                BINOM,
-                off,
-                where[s.mirror][0],
-                size,
-                _counts(s),
-                level,
-                nchunks,
-                vb,
-                threads > 1,
-            )
-            nset, reads = nset + int(n), reads + int(v)
-        if nset:
-            top = max(top, level + 1)
-        level += 1
-    total = state.shape[0]
     values = state.view(np.uint8 if vb == 8 else np.uint16)[:total]
     solve.compact_values(state, vb, values)
     return PairSolution(where, values, reads, level - 1, flags)

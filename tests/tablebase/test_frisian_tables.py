@@ -5,16 +5,16 @@ of the solver's own run bookkeeping. Plus positions the rules decide at a glance
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from tables_api_check import check, sample
 
 import tablebase
 from tablebase.cli import main
 from tablebase.generator import run_pair_task
-from tablebase.rules import legal_moves, play
+from tablebase.rules import legal_moves
 from tablebase.rules.position import Position
 from tablebase.rules.variants import FRISIAN
 from tablebase.slices import build_pairs, parse_slice
@@ -30,72 +30,10 @@ def db3(tmp_path_factory) -> Path:
     return d
 
 
-def sample(pieces: int, count: int, seed: int) -> list[Position]:
-    """Random placements of 2..``pieces`` pieces, either to move, with random king runs
-    for a side that has men and kings."""
-    rng = random.Random(seed)
-    out: list[Position] = []
-    while len(out) < count:
-        n = rng.randint(2, pieces)
-        squares = rng.sample(range(1, FRISIAN.squares + 1), n)
-        boards = {"w": 0, "W": 0, "b": 0, "B": 0}
-        kinds = ["w", "b"] + [rng.choice("wWbB") for _ in range(n - 2)]
-        for square, kind in zip(squares, kinds, strict=True):
-            b = 1 << (square - 1)
-            if kind == "w" and b & FRISIAN.white_promotion_row:
-                kind = "W"
-            if kind == "b" and b & FRISIAN.black_promotion_row:
-                kind = "B"
-            boards[kind] |= b
-        runs = []
-        for men, kings in ((boards["w"], boards["W"]), (boards["b"], boards["B"])):
-            squares_k = [i + 1 for i in range(FRISIAN.squares) if kings >> i & 1]
-            if men and squares_k and rng.random() < 0.8:
-                runs.append((rng.choice(squares_k), rng.randint(1, 3)))
-            else:
-                runs.append((0, 0))
-        pos = Position(
-            boards["w"], boards["W"], boards["b"], boards["B"], rng.random() < 0.5, FRISIAN
-        )
-        out.append(pos.with_runs((runs[0], runs[1])))
-    return out
-
-
-def value_from_moves(tb, pos: Position) -> tuple[int, int | None]:
-    """(wdl, plies) for the side to move from its successors' stored values."""
-    wins, draws, losses = [], False, []
-    for m in legal_moves(pos):
-        after = play(pos, m)
-        theirs = (
-            after.white_men | after.white_kings
-            if after.white_to_move
-            else after.black_men | after.black_kings
-        )
-        wdl, dtw = (-1, 0) if not theirs else tb.probe(after)
-        if wdl == -1:
-            wins.append(dtw + 1)
-        elif wdl == 0:
-            draws = True
-        else:
-            losses.append(dtw + 1)
-    if wins:
-        return 1, min(wins)
-    if draws:
-        return 0, None
-    return -1, max(losses) if losses else 0
-
-
 def test_three_pieces_agree_with_the_rules_api(db3):
-    bad = []
-    positions = sample(3, 3000, seed=13)
+    positions = sample(FRISIAN, 3, 3000, seed=13, runs=0.8)
     assert sum(1 for p in positions if p.king_runs != ((0, 0), (0, 0))) > 500
-    with tablebase.open(db3) as tb:
-        assert tb.variant is FRISIAN
-        for pos in positions:
-            got, want = tb.probe(pos), value_from_moves(tb, pos)
-            if got != want:
-                bad.append(f"{pos.fen()}: stored {got}, from the moves {want}")
-    assert not bad, f"{len(bad)} of {len(positions)} differ:\n" + "\n".join(bad[:10])
+    check(db3, positions)
 
 
 def test_a_barred_king_can_leave_no_move(db3):

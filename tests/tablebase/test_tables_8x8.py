@@ -5,14 +5,13 @@ how the solver applies moves. Plus positions whose value the rules decide at a g
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 
 import pytest
+from tables_api_check import check, sample
 
 import tablebase
 from tablebase.generator import run_pair_task
-from tablebase.rules import legal_moves, play
 from tablebase.rules.position import Position
 from tablebase.rules.variants import BRAZILIAN, RUSSIAN, Variant
 from tablebase.slices import build_pairs
@@ -29,64 +28,6 @@ def build(directory: Path, variant: Variant, pieces: int) -> Path:
 def db3(tmp_path_factory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("db8x8")
     return {v.name: build(root / v.name, v, 3) for v in (RUSSIAN, BRAZILIAN)}
-
-
-def sample(variant: Variant, pieces: int, count: int, seed: int) -> list[Position]:
-    """Random legal placements of 2..``pieces`` pieces, both sides present, either to move."""
-    rng = random.Random(seed)
-    out: list[Position] = []
-    while len(out) < count:
-        n = rng.randint(2, pieces)
-        squares = rng.sample(range(1, variant.squares + 1), n)
-        boards = {"w": 0, "W": 0, "b": 0, "B": 0}
-        kinds = ["w", "b"] + [rng.choice("wWbB") for _ in range(n - 2)]
-        for square, kind in zip(squares, kinds, strict=True):
-            b = 1 << (square - 1)
-            if kind == "w" and b & variant.white_promotion_row:
-                kind = "W"
-            if kind == "b" and b & variant.black_promotion_row:
-                kind = "B"
-            boards[kind] |= b
-        white = rng.random() < 0.5
-        out.append(Position(boards["w"], boards["W"], boards["b"], boards["B"], white, variant))
-    return out
-
-
-def value_from_moves(tb, pos: Position) -> tuple[int, int | None]:
-    """(wdl, plies) for the side to move from its successors' stored values."""
-    wins, draws, losses = [], False, []
-    for m in legal_moves(pos):
-        after = play(pos, m)
-        their = (
-            after.white_men | after.white_kings
-            if after.white_to_move
-            else after.black_men | after.black_kings
-        )
-        if not their:  # the opponent has nothing left: lost at once
-            wdl, dtw = -1, 0
-        else:
-            wdl, dtw = tb.probe(after)
-        if wdl == -1:
-            wins.append(dtw + 1)
-        elif wdl == 0:
-            draws = True
-        else:
-            losses.append(dtw + 1)
-    if wins:
-        return 1, min(wins)
-    if draws:
-        return 0, None
-    return -1, max(losses) if losses else 0
-
-
-def check(db: Path, positions: list[Position]) -> None:
-    bad = []
-    with tablebase.open(db) as tb:
-        for pos in positions:
-            got, want = tb.probe(pos), value_from_moves(tb, pos)
-            if got != want:
-                bad.append(f"{pos.fen()}: stored {got}, from the moves {want}")
-    assert not bad, f"{len(bad)} of {len(positions)} differ:\n" + "\n".join(bad[:10])
 
 
 @pytest.mark.parametrize("variant", [RUSSIAN, BRAZILIAN], ids=lambda v: v.name)
