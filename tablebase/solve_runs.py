@@ -155,8 +155,9 @@ def _promotions(vals, offsets, nbr, rules, binom, limit, wm, wk, bm, bk, bsq, bn
 @njit(cache=True)
 def _init_range(state, soff, vals, offsets, nbr, rules, binom, lo, hi, counts, vb, flags):
     """Pass 1 over the boards ``lo..hi`` of one slice with run states; returns (top value,
-    table reads). Flags the entries that are not positions (capture positions are stored:
-    the compact WDL part resolves captures without runs)."""
+    table reads). Flags only the entries that are not positions: capture positions keep
+    their own WDL code (their value depends on the other side's run), so a reader may take
+    it as stored."""
     nsq = rules[0]
     width = rules[5]
     flying = rules[1] != 0
