@@ -101,7 +101,7 @@ WS_ROWS = 5  # capture-search node table: square, captured, count, parent + 1, i
 
 def new_workspace() -> np.ndarray:
     """Scratch space for the capture search (see :data:`WS_ROWS`)."""
-    return np.zeros((WS_ROWS, MAX_NODES), dtype=np.uint64)
+    return np.zeros((MAX_NODES, WS_ROWS), dtype=np.uint64)
 
 
 @njit(cache=True, inline="always")
@@ -293,7 +293,7 @@ def _emit(moves, n, frm, to, cap, ncap, crowns, ws, node):
     k = node
     while k >= 0:
         length += 1
-        k = np.int64(ws[3, k]) - 1
+        k = np.int64(ws[k, 3]) - 1
     if length > MAX_PATH:
         length = MAX_PATH  # keep the start of very long paths; (from, to, cap) stay exact
     moves[n, F_PLEN] = length
@@ -301,9 +301,9 @@ def _emit(moves, n, frm, to, cap, ncap, crowns, ws, node):
     j = length - 1
     while k >= 0:
         if j < length:
-            moves[n, F_PATH + j] = ws[0, k]
+            moves[n, F_PATH + j] = ws[k, 0]
         j -= 1
-        k = np.int64(ws[3, k]) - 1
+        k = np.int64(ws[k, 3]) - 1
     return n + 1
 
 
@@ -327,20 +327,20 @@ def _captures_from(nbr, rules, white, frm, is_king, opp, opp_k, occupied, moves,
     promo = promotion_row(rules, white)
     empty = full & ~occupied
     ndir = 8 if rules[_STRAIGHT] != 0 else 4
-    # node table: ws[0]=square, ws[1]=captured, ws[2]=count, ws[3]=parent+1, ws[4]=is king
+    # node table, one row per node: square, captured, count, parent + 1, is king
     ws[0, 0] = np.uint64(frm)
-    ws[1, 0] = ZERO
-    ws[2, 0] = ZERO
-    ws[3, 0] = ZERO
-    ws[4, 0] = ONE if is_king else ZERO
+    ws[0, 1] = ZERO
+    ws[0, 2] = ZERO
+    ws[0, 3] = ZERO
+    ws[0, 4] = ONE if is_king else ZERO
     nodes = 1
     i = -1
     while i + 1 < nodes:  # breadth first: the node table is its own queue
         i += 1
-        sq = np.int64(ws[0, i])
-        cap = ws[1, i]
-        cnt = ws[2, i]
-        king = ws[4, i] != ZERO
+        sq = np.int64(ws[i, 0])
+        cap = ws[i, 1]
+        cnt = ws[i, 2]
+        king = ws[i, 4] != ZERO
         found = False
         if not (crowning == CROWN_STOPS and not king and cnt > 0 and (promo & bit(sq))):
             for d in range(ndir):
@@ -372,11 +372,11 @@ def _captures_from(nbr, rules, white, frm, is_king, opp, opp_k, occupied, moves,
                             continue
                         if nodes >= MAX_NODES:
                             raise RuntimeError("capture search overflow")
-                        ws[0, nodes] = np.uint64(land)
-                        ws[1, nodes] = taken
-                        ws[2, nodes] = cnt + ONE
-                        ws[3, nodes] = np.uint64(i + 1)
-                        ws[4, nodes] = ONE
+                        ws[nodes, 0] = np.uint64(land)
+                        ws[nodes, 1] = taken
+                        ws[nodes, 2] = cnt + ONE
+                        ws[nodes, 3] = np.uint64(i + 1)
+                        ws[nodes, 4] = ONE
                         nodes += 1
                         found = True
                         land = nbr[land, d]
@@ -391,12 +391,12 @@ def _captures_from(nbr, rules, white, frm, is_king, opp, opp_k, occupied, moves,
                         continue
                     if nodes >= MAX_NODES:
                         raise RuntimeError("capture search overflow")
-                    ws[0, nodes] = np.uint64(land)
-                    ws[1, nodes] = cap | bit(t)
-                    ws[2, nodes] = cnt + ONE
-                    ws[3, nodes] = np.uint64(i + 1)
+                    ws[nodes, 0] = np.uint64(land)
+                    ws[nodes, 1] = cap | bit(t)
+                    ws[nodes, 2] = cnt + ONE
+                    ws[nodes, 3] = np.uint64(i + 1)
                     crowned_here = crowning == CROWN_CONTINUES and (promo & bit(land)) != ZERO
-                    ws[4, nodes] = ONE if (king or crowned_here) else ZERO
+                    ws[nodes, 4] = ONE if (king or crowned_here) else ZERO
                     nodes += 1
                     found = True
         if not found and cnt > 0:
@@ -784,4 +784,4 @@ def new_move_buffer_nb():
 @njit(cache=True)
 def new_workspace_nb():
     """:func:`new_workspace` for compiled callers."""
-    return np.zeros((WS_ROWS, MAX_NODES), dtype=np.uint64)
+    return np.zeros((MAX_NODES, WS_ROWS), dtype=np.uint64)
