@@ -217,15 +217,7 @@ def _quiet_summary(vals, offsets, nbr, rules, binom, rev16, wm, wk, bm, bk):
             if s == MISSING:
                 raise RuntimeError("a slice needed for a promotion is missing")
             best = combine(best, s)
-    flying = rules[1] != 0
-    for d in range(4):
-        r = mg._step(wk, width, d) & empty
-        while r:
-            inside += popcount(r)
-            if not flying:
-                break
-            r = mg._step(r, width, d) & empty
-    return inside, best, reads
+    return inside + mg.king_quiet_count(rules, wk, empty), best, reads
 
 
 @njit(cache=True)
@@ -385,6 +377,25 @@ def predecessor_indices(nbr, rules, binom, rev16, wm, wk, bm, bk, counts, moff, 
     return m
 
 
+SCAN_BLOCK = 512  # entries whose states one level pass checks at once for any work
+
+
+@njit(cache=True, inline="always")
+def _block_has_work(state, b0, b1, target, mask, new):
+    """Whether any state word of ``state[b0:b1]`` has work at this level: a position of the
+    level's value ``target`` to expand, or an undecided one whose exit value is ``new``
+    (``mask`` keeps the decided bit and the exit). Written without branches or early exit
+    so that the compiler checks many words per instruction: most blocks have no work."""
+    t = state.dtype.type(target)
+    m = state.dtype.type(mask)
+    n = state.dtype.type(new)
+    hit = 0
+    for i in range(b0, b1):
+        s = state[i]
+        hit |= (s == t) | ((s & m) == n)
+    return hit != 0
+
+
 @njit(cache=True)
 def _level_range(state, nbr, rules, binom, rev16, soff, moff, lo, hi, counts, level, vb, atomic):
     """Level ``level`` over entries ``lo..hi`` of one slice at ``soff`` whose mirror (where
@@ -401,54 +412,58 @@ def _level_range(state, nbr, rules, binom, rev16, soff, moff, lo, hi, counts, le
     where = np.zeros(UNMOVE_ROWS, dtype=np.int64)
     nset = 0
     visits = 0
-    for idx in range(lo, hi):
-        s = np.int64(state[soff + idx])
-        if s & dec == 0:
-            ex = s & vmask
-            if ex == new and (ex % 2 == 0 or (s >> vb) == 0):
-                # a win through an exit, or a loss once no inside move is left
-                if cas(state, soff + idx, s, dec | new) == s:
-                    nset += 1
+    for b0 in range(lo, hi, SCAN_BLOCK):
+        b1 = min(hi, b0 + SCAN_BLOCK)
+        if not _block_has_work(state, soff + b0, soff + b1, target, dec | vmask, new):
             continue
-        if s != target:
-            continue
-        wm, wk, bm, bk, ok = position_from_index(
-            idx, nsq, width, counts[0], counts[1], counts[2], counts[3], binom
-        )
-        m = predecessor_indices(nbr, rules, binom, rev16, wm, wk, bm, bk, counts, moff, where)
-        for j in range(m):
-            prefetch(state, where[j])
-        visits += m
-        for j in range(m):
-            p = where[j]
-            old = np.int64(state[p])
-            if old & dec:
-                continue
-            if win_level:
-                # A plain store is safe even against another thread: the only other change
-                # a predecessor of a loss can see at this level is a count decrement, and
-                # the win overrides it.
-                state[p] = dec | new
-                nset += 1
-                continue
-            while True:
-                ex = old & vmask
-                if (old >> vb) == 1 and (ex == 0 or (ex % 2 == 1 and ex <= new)):
-                    nv = dec | new  # every move now leads to an opponent win
-                else:
-                    nv = old - one_less
-                if atomic:
-                    got = np.int64(cas(state, p, old, nv))
-                else:
-                    got = old
-                    state[p] = nv
-                if got == old:
-                    if nv & dec:
+        for idx in range(b0, b1):
+            s = np.int64(state[soff + idx])
+            if s & dec == 0:
+                ex = s & vmask
+                if ex == new and (ex % 2 == 0 or (s >> vb) == 0):
+                    # a win through an exit, or a loss once no inside move is left
+                    if cas(state, soff + idx, s, dec | new) == s:
                         nset += 1
-                    break
-                old = got  # another thread changed it first: try again
+                continue
+            if s != target:
+                continue
+            wm, wk, bm, bk, ok = position_from_index(
+                idx, nsq, width, counts[0], counts[1], counts[2], counts[3], binom
+            )
+            m = predecessor_indices(nbr, rules, binom, rev16, wm, wk, bm, bk, counts, moff, where)
+            for j in range(m):
+                prefetch(state, where[j])
+            visits += m
+            for j in range(m):
+                p = where[j]
+                old = np.int64(state[p])
                 if old & dec:
-                    break
+                    continue
+                if win_level:
+                    # A plain store is safe even against another thread: the only other change
+                    # a predecessor of a loss can see at this level is a count decrement, and
+                    # the win overrides it.
+                    state[p] = dec | new
+                    nset += 1
+                    continue
+                while True:
+                    ex = old & vmask
+                    if (old >> vb) == 1 and (ex == 0 or (ex % 2 == 1 and ex <= new)):
+                        nv = dec | new  # every move now leads to an opponent win
+                    else:
+                        nv = old - one_less
+                    if atomic:
+                        got = np.int64(cas(state, p, old, nv))
+                    else:
+                        got = old
+                        state[p] = nv
+                    if got == old:
+                        if nv & dec:
+                            nset += 1
+                        break
+                    old = got  # another thread changed it first: try again
+                    if old & dec:
+                        break
     return nset, visits
 
 

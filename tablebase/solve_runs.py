@@ -113,15 +113,7 @@ def quiet_inside(rules, wm, wk, bm, bk):
     inside = 0
     for d in range(2):
         inside += popcount(mg._step(wm, width, d) & empty & ~promo)
-    flying = rules[1] != 0
-    for d in range(4):
-        r = mg._step(wk, width, d) & empty
-        while r:
-            inside += popcount(r)
-            if not flying:
-                break
-            r = mg._step(r, width, d) & empty
-    return inside
+    return inside + mg.king_quiet_count(rules, wk, empty)
 
 
 @njit(cache=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit, types
-from numba.cpython.unsafe.numbers import trailing_zeros
+from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 from numba.extending import intrinsic
 
 
@@ -33,3 +33,9 @@ def popcount(x):
 def lowest_square(x):
     """0-based index of the lowest set bit of a non-zero bitboard."""
     return np.int64(trailing_zeros(x))
+
+
+@njit(cache=True, inline="always")
+def highest_square(x):
+    """0-based index of the highest set bit of a non-zero bitboard."""
+    return np.int64(63 - leading_zeros(np.uint64(x)))

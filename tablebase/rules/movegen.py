@@ -36,6 +36,7 @@ import dataclasses
 import numpy as np
 from numba import njit
 
+from tablebase.rules.bits import highest_square
 from tablebase.rules.bits import lowest_square as _lowest
 from tablebase.rules.bits import popcount
 
@@ -89,6 +90,42 @@ def _geometry_tables() -> tuple[np.ndarray, np.ndarray]:
 GEO_MASK, GEO_SHIFT = _geometry_tables()
 
 
+def _ray_tables() -> np.ndarray:
+    """``RAYS[w, sq, d]``: the squares from ``sq`` (excluded) to the board's edge in direction
+    ``d`` on a board of width ``w``, so that a flying piece finds the first piece in its way
+    with one bit scan (:func:`_first_on_ray`) instead of a walk square by square."""
+    from tablebase.rules.variants import INTERNATIONAL
+
+    rays = np.zeros((6, 64, 8), dtype=np.uint64)
+    for width in range(1, 6):
+        v = dataclasses.replace(
+            INTERNATIONAL, name=f"width{width}", size=2 * width, straight_captures=True
+        )
+        nbr = v.neighbours
+        for sq in range(nbr.shape[0]):
+            for d in range(8):
+                t = nbr[sq, d]
+                while t >= 0:
+                    rays[width, sq, d] |= np.uint64(1 << int(t))
+                    t = nbr[t, d]
+    return rays
+
+
+RAYS = _ray_tables()
+
+
+@njit(cache=True, inline="always")
+def _first_on_ray(width, sq, d, occupied):
+    """The first square of ``occupied`` from ``sq`` in direction ``d`` (-1: none). Directions
+    2, 3, 6, 7 run to higher squares, 0, 1, 4, 5 to lower ones (see :func:`_geometry_tables`)."""
+    hit = RAYS[width, sq, d] & occupied
+    if hit == ZERO:
+        return -1
+    if d == 2 or d == 3 or d >= 6:
+        return _lowest(hit)
+    return highest_square(hit)
+
+
 def new_move_buffer(depth: int = 1) -> np.ndarray:
     """A move buffer (or a stack of ``depth`` buffers for recursive searches)."""
     if depth == 1:
@@ -129,6 +166,30 @@ def _step_straight(b, width, d):
     return mask << shift
 
 
+@njit(cache=True, inline="always")
+def king_quiet_count(rules, kings, empty):
+    """Number of quiet moves of the kings on ``kings`` onto squares of ``empty``: one step
+    each way, or every square up to the first piece in its way for flying kings (counted
+    per ray with a bit scan and a popcount)."""
+    width = rules[_WIDTH]
+    n = 0
+    if rules[_FLYING] == 0:
+        for d in range(4):
+            n += popcount(_step(kings, width, d) & empty)
+        return n
+    occupied = ~empty
+    while kings:
+        sq = _lowest(kings)
+        kings &= kings - ONE
+        for d in range(4):
+            span = RAYS[width, sq, d]
+            t = _first_on_ray(width, sq, d, occupied)
+            if t >= 0:
+                span &= ~(RAYS[width, t, d] | bit(t))
+            n += popcount(span)
+    return n
+
+
 @njit(cache=True)
 def promotion_row(rules, white):
     """Bitboard of the row where men of the given colour are crowned."""
@@ -148,13 +209,14 @@ def _forward(d, white):
 
 
 @njit(cache=True)
-def _king_can_capture(nbr, sq, flying, opp, empty, ndir):
-    """True if the king on ``sq`` can capture in one of the first ``ndir`` directions."""
+def _king_can_capture(nbr, sq, flying, opp, empty, ndir, width):
+    """True if the king on ``sq`` can capture in one of the first ``ndir`` directions
+    (``width``: the board's squares per row, for the ray tables)."""
     for d in range(ndir):
-        t = nbr[sq, d]
         if flying:
-            while t >= 0 and (empty & bit(t)):
-                t = nbr[t, d]
+            t = _first_on_ray(width, sq, d, ~empty)
+        else:
+            t = nbr[sq, d]
         if t < 0 or not (opp & bit(t)):
             continue
         n2 = nbr[t, d]
@@ -181,16 +243,14 @@ def has_capture(nbr, rules, white, own_m, own_k, opp_m, opp_k):
         if _step(_step(movers, width, d) & opp, width, d) & empty:
             return True
     if own_k and rules[_FLYING] != 0:
-        for d in range(4):
-            ray = _step(own_k, width, d)
-            hit = ray & occupied
-            ray &= empty
-            while ray:
-                ray = _step(ray, width, d)
-                hit |= ray & occupied
-                ray &= empty
-            if _step(hit & opp, width, d) & empty:
-                return True
+        kings = own_k
+        while kings:  # the first piece in each of a king's ways, found by a ray's bit scan
+            sq = _lowest(kings)
+            kings &= kings - ONE
+            for d in range(4):
+                t = _first_on_ray(width, sq, d, occupied)
+                if t >= 0 and (opp & bit(t)) and (_step(bit(t), width, d) & empty):
+                    return True
     if rules[_STRAIGHT] != 0:
         return _has_straight_capture(rules, own_m, own_k, opp, occupied, empty)
     return False
@@ -246,7 +306,7 @@ def _capturers(nbr, rules, white, own_m, own_k, opp, empty):
         while kings:
             sq = _lowest(kings)
             kings ^= bit(sq)
-            if _king_can_capture(nbr, sq, True, opp, empty, ndir):
+            if _king_can_capture(nbr, sq, True, opp, empty, ndir, rules[_WIDTH]):
                 found |= bit(sq)
     return found
 
@@ -319,6 +379,7 @@ def _captures_from(nbr, rules, white, frm, is_king, opp, opp_k, occupied, moves,
     opponent's kings, prices a Frisian capture).
     """
     nsq = rules[_NSQ]
+    width = rules[_WIDTH]
     full = (ONE << np.uint64(nsq)) - ONE
     flying = rules[_FLYING] != 0
     men_back = rules[_MEN_BACK] != 0
@@ -345,9 +406,7 @@ def _captures_from(nbr, rules, white, frm, is_king, opp, opp_k, occupied, moves,
         if not (crowning == CROWN_STOPS and not king and cnt > 0 and (promo & bit(sq))):
             for d in range(ndir):
                 if king and flying:
-                    t = nbr[sq, d]
-                    while t >= 0 and (empty & bit(t)):
-                        t = nbr[t, d]
+                    t = _first_on_ray(width, sq, d, ~empty)
                     if t < 0 or not (opp & bit(t)) or (cap & bit(t)):
                         continue
                     # A king must land where it can capture on if any such square exists
@@ -359,14 +418,16 @@ def _captures_from(nbr, rules, white, frm, is_king, opp, opp_k, occupied, moves,
                     if not majority:
                         land = first
                         while land >= 0 and (empty & bit(land)):
-                            if _king_can_capture(nbr, land, True, opp & ~taken, empty, ndir):
+                            if _king_can_capture(
+                                nbr, land, True, opp & ~taken, empty, ndir, width
+                            ):
                                 must_go_on = True
                                 break
                             land = nbr[land, d]
                     land = first
                     while land >= 0 and (empty & bit(land)):
                         if must_go_on and not _king_can_capture(
-                            nbr, land, True, opp & ~taken, empty, ndir
+                            nbr, land, True, opp & ~taken, empty, ndir, width
                         ):
                             land = nbr[land, d]
                             continue
