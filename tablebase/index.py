@@ -75,14 +75,26 @@ def position_index(nsq, width, wm, wk, bm, bk, binom):
 @njit(cache=True, inline="always")
 def index_of_counted(nsq, width, wm, wk, bm, bk, nwm, nwk, nbm, nbk, binom):
     """:func:`position_index` when the slice's piece counts are already known."""
-    a = nsq - width
+    return index_with_men(
+        nsq, width, men_rank(nsq, width, wm, bm, nbm, binom), wm | bm, wk, bk, nwm, nwk, nbm,
+        nbk, binom,
+    )  # fmt: skip
+
+
+@njit(cache=True, inline="always")
+def men_rank(nsq, width, wm, bm, nbm, binom):
+    """The men's part of the index (white men, then black men): what positions that differ
+    only in their kings share, so that :func:`index_with_men` need not rank the men again."""
+    return _rank_men(wm, width, binom) * binom[nsq - width, nbm] + _rank_men(bm, 0, binom)
+
+
+@njit(cache=True, inline="always")
+def index_with_men(nsq, width, r_men, men, wk, bk, nwm, nwk, nbm, nbk, binom):
+    """:func:`index_of_counted` from the men's rank :func:`men_rank` and the men's squares."""
     free = nsq - nwm - nbm
-    r_wm = _rank_men(wm, width, binom)
-    r_bm = _rank_men(bm, 0, binom)
-    men = wm | bm
     r_wk = _rank_among_free(wk, men, binom)
     r_bk = _rank_among_free(bk, men | wk, binom)
-    return ((r_wm * binom[a, nbm] + r_bm) * binom[free, nwk] + r_wk) * binom[free - nwk, nbk] + r_bk
+    return (r_men * binom[free, nwk] + r_wk) * binom[free - nwk, nbk] + r_bk
 
 
 @njit(cache=True)
@@ -91,14 +103,25 @@ def _unrank_colex(r, k, n, binom):
     out = np.uint64(0)
     hi = n - 1
     for i in range(k, 0, -1):
-        # largest x in [i-1, hi] with C(x, i) <= r, by bisection
-        lo = i - 1
-        while lo < hi:
-            mid = (lo + hi + 1) >> 1
-            if binom[mid, i] <= r:
-                lo = mid
-            else:
-                hi = mid - 1
+        # largest x in [i-1, hi] with C(x, i) <= r
+        if i == 1:
+            lo = r  # C(x, 1) = x
+        elif i == 2:
+            # C(x, 2) = x(x-1)/2 <= r: x = floor((1 + sqrt(1 + 8r)) / 2), exact after the
+            # correction for rounding (r < 2**40 here, so the square root is off by < 1)
+            lo = np.int64((1.0 + np.sqrt(1.0 + 8.0 * r)) * 0.5)
+            while binom[lo, 2] > r:
+                lo -= 1
+            while lo < hi and binom[lo + 1, 2] <= r:
+                lo += 1
+        else:  # by bisection
+            lo = i - 1
+            while lo < hi:
+                mid = (lo + hi + 1) >> 1
+                if binom[mid, i] <= r:
+                    lo = mid
+                else:
+                    hi = mid - 1
         r -= binom[lo, i]
         out |= ONE << np.uint64(lo)
         hi = lo - 1

@@ -54,7 +54,9 @@ from tablebase.index import (
     cursor_next,
     cursor_start,
     index_of_counted,
+    index_with_men,
     lowest_square,
+    men_rank,
     popcount,
     position_from_index,
     position_index,
@@ -346,6 +348,9 @@ def predecessor_indices(nbr, rules, binom, rev16, wm, wk, bm, bk, counts, moff, 
     nwm, nwk, nbm, nbk = counts[2], counts[3], counts[0], counts[1]
     m = 0
     kings = bk
+    if kings:  # the men stay where they are: their part of the index is shared
+        r_men = men_rank(nsq, width, rbm, pbm, nbm, binom)
+        men = rbm | pbm
     while kings:  # a black king came from any empty square of its rays (one step if short)
         to = lowest_square(kings)
         kings &= kings - mg.ONE
@@ -354,8 +359,8 @@ def predecessor_indices(nbr, rules, binom, rev16, wm, wk, bm, bk, counts, moff, 
             f = nbr[to, d]
             while f >= 0 and (empty >> np.uint64(f)) & mg.ONE:
                 pwk = base | (mg.ONE << np.uint64(nsq - 1 - f))
-                out[m] = moff + index_of_counted(
-                    nsq, width, rbm, pwk, pbm, pbk, nwm, nwk, nbm, nbk, binom
+                out[m] = moff + index_with_men(
+                    nsq, width, r_men, men, pwk, pbk, nwm, nwk, nbm, nbk, binom
                 )
                 m += 1
                 if not flying:
