@@ -386,7 +386,7 @@ SCAN_BLOCK = 512  # entries whose states one level pass checks at once for any w
 
 
 @njit(cache=True, inline="always")
-def _block_has_work(state, b0, b1, target, mask, new):
+def block_has_work(state, b0, b1, target, mask, new):
     """Whether any state word of ``state[b0:b1]`` has work at this level: a position of the
     level's value ``target`` to expand, or an undecided one whose exit value is ``new``
     (``mask`` keeps the decided bit and the exit). Written without branches or early exit
@@ -419,7 +419,7 @@ def _level_range(state, nbr, rules, binom, rev16, soff, moff, lo, hi, counts, le
     visits = 0
     for b0 in range(lo, hi, SCAN_BLOCK):
         b1 = min(hi, b0 + SCAN_BLOCK)
-        if not _block_has_work(state, soff + b0, soff + b1, target, dec | vmask, new):
+        if not block_has_work(state, soff + b0, soff + b1, target, dec | vmask, new):
             continue
         for idx in range(b0, b1):
             s = np.int64(state[soff + idx])

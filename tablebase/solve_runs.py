@@ -35,7 +35,9 @@ from tablebase.index import (
     cursor_start,
     entry_index,
     index_of_counted,
+    index_with_men,
     lowest_square,
+    men_rank,
     mirror_run_code,
     popcount,
     position_from_index,
@@ -45,7 +47,7 @@ from tablebase.index import (
 )
 from tablebase.rules import movegen as mg
 from tablebase.slices import UNCODED, material_code
-from tablebase.solve import MISSING, NO_PIECES, UNMOVE_ROWS, combine
+from tablebase.solve import MISSING, NO_PIECES, SCAN_BLOCK, UNMOVE_ROWS, block_has_work, combine
 
 R_KING_LIMIT = 6  # mirrored from tablebase.rules.variants.R_KING_LIMIT
 
@@ -283,6 +285,8 @@ def predecessor_indices(nbr, rules, binom, wm, wk, bm, bk, wcode, bcode, counts,
         # a black king's un-move: any king when black has no run states, else the run's
         ksq, kn = run_of_code(limit, bk, bcode)
         kings = bk
+        r_men = men_rank(nsq, width, rbm, pbm, nbm, binom)  # the men stay where they are
+        men = rbm | pbm
         while kings:
             to = lowest_square(kings)
             kings &= kings - mg.ONE
@@ -293,7 +297,9 @@ def predecessor_indices(nbr, rules, binom, wm, wk, bm, bk, wcode, bcode, counts,
                 f = nbr[to, d]
                 while f >= 0 and (empty >> np.uint64(f)) & mg.ONE:
                     pwk = base | (mg.ONE << np.uint64(nsq - 1 - f))
-                    b = index_of_counted(nsq, width, rbm, pwk, pbm, pbk, nwm, nwk, nbm, nbk, binom)
+                    b = index_with_men(
+                        nsq, width, r_men, men, pwk, pbk, nwm, nwk, nbm, nbk, binom
+                    )
                     if cwm == 1:
                         out[m] = moff + b * per + other
                         m += 1
@@ -354,56 +360,60 @@ def _level_range(state, nbr, rules, binom, soff, moff, lo, hi, counts, level, vb
     visits = 0
     last = -1
     wm = wk = bm = bk = np.uint64(0)
-    for idx in range(lo, hi):
-        s = np.int64(state[soff + idx])
-        if s & dec == 0:
-            ex = s & vmask
-            if ex == new and (ex % 2 == 0 or (s >> vb) == 0):
-                if cas(state, soff + idx, s, dec | new) == s:
-                    nset += 1
+    for b0 in range(lo, hi, SCAN_BLOCK):
+        b1 = min(hi, b0 + SCAN_BLOCK)
+        if not block_has_work(state, soff + b0, soff + b1, target, dec | vmask, new):
             continue
-        if s != target:
-            continue
-        bi = idx // per
-        code = idx - bi * per
-        if bi != last:
-            wm, wk, bm, bk, ok = position_from_index(
-                bi, nsq, width, counts[0], counts[1], counts[2], counts[3], binom
-            )
-            last = bi
-        m = predecessor_indices(
-            nbr, rules, binom, wm, wk, bm, bk, code // cb, code % cb, counts, moff, where
-        )
-        for j in range(m):
-            prefetch(state, where[j])
-        visits += m
-        for j in range(m):
-            p = where[j]
-            old = np.int64(state[p])
-            if old & dec:
-                continue
-            if win_level:
-                state[p] = dec | new  # safe without CAS: see tablebase.solve._level_range
-                nset += 1
-                continue
-            while True:
-                ex = old & vmask
-                if (old >> vb) == 1 and (ex == 0 or (ex % 2 == 1 and ex <= new)):
-                    nv = dec | new
-                else:
-                    nv = old - one_less
-                if atomic:
-                    got = np.int64(cas(state, p, old, nv))
-                else:
-                    got = old
-                    state[p] = nv
-                if got == old:
-                    if nv & dec:
+        for idx in range(b0, b1):
+            s = np.int64(state[soff + idx])
+            if s & dec == 0:
+                ex = s & vmask
+                if ex == new and (ex % 2 == 0 or (s >> vb) == 0):
+                    if cas(state, soff + idx, s, dec | new) == s:
                         nset += 1
-                    break
-                old = got
+                continue
+            if s != target:
+                continue
+            bi = idx // per
+            code = idx - bi * per
+            if bi != last:
+                wm, wk, bm, bk, ok = position_from_index(
+                    bi, nsq, width, counts[0], counts[1], counts[2], counts[3], binom
+                )
+                last = bi
+            m = predecessor_indices(
+                nbr, rules, binom, wm, wk, bm, bk, code // cb, code % cb, counts, moff, where
+            )
+            for j in range(m):
+                prefetch(state, where[j])
+            visits += m
+            for j in range(m):
+                p = where[j]
+                old = np.int64(state[p])
                 if old & dec:
-                    break
+                    continue
+                if win_level:
+                    state[p] = dec | new  # safe without CAS: see tablebase.solve._level_range
+                    nset += 1
+                    continue
+                while True:
+                    ex = old & vmask
+                    if (old >> vb) == 1 and (ex == 0 or (ex % 2 == 1 and ex <= new)):
+                        nv = dec | new
+                    else:
+                        nv = old - one_less
+                    if atomic:
+                        got = np.int64(cas(state, p, old, nv))
+                    else:
+                        got = old
+                        state[p] = nv
+                    if got == old:
+                        if nv & dec:
+                            nset += 1
+                        break
+                    old = got
+                    if old & dec:
+                        break
     return nset, visits
 
 

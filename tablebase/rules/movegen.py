@@ -36,9 +36,8 @@ import dataclasses
 import numpy as np
 from numba import njit
 
-from tablebase.rules.bits import highest_square
+from tablebase.rules.bits import highest_square, popcount
 from tablebase.rules.bits import lowest_square as _lowest
-from tablebase.rules.bits import popcount
 
 MAX_MOVES = 512
 MAX_PATH = 32
