@@ -387,7 +387,8 @@ def _captures_from(nbr, rules, white, frm, is_king, opp, opp_k, occupied, moves,
     promo = promotion_row(rules, white)
     empty = full & ~occupied
     ndir = 8 if rules[_STRAIGHT] != 0 else 4
-    # node table, one row per node: square, captured, count, parent + 1, is king
+    # node table, one row per node: square, captured, count, parent + 1, is king (bit 0)
+    # and the direction the node was reached in, plus one (bits 1-4; 0 at the root)
     ws[0, 0] = np.uint64(frm)
     ws[0, 1] = ZERO
     ws[0, 2] = ZERO
@@ -400,11 +401,15 @@ def _captures_from(nbr, rules, white, frm, is_king, opp, opp_k, occupied, moves,
         sq = np.int64(ws[i, 0])
         cap = ws[i, 1]
         cnt = ws[i, 2]
-        king = ws[i, 4] != ZERO
+        king = (ws[i, 4] & ONE) != ZERO
+        came = np.int64(ws[i, 4] >> ONE) - 1  # the direction this node was reached in
+        back = -1 if came < 0 else (3 - came if came < 4 else 11 - came)
         found = False
         if not (crowning == CROWN_STOPS and not king and cnt > 0 and (promo & bit(sq))):
             for d in range(ndir):
                 if king and flying:
+                    if d == back:
+                        continue  # the piece just taken is the first in that way
                     t = _first_on_ray(width, sq, d, ~empty)
                     if t < 0 or not (opp & bit(t)) or (cap & bit(t)):
                         continue
@@ -436,7 +441,7 @@ def _captures_from(nbr, rules, white, frm, is_king, opp, opp_k, occupied, moves,
                         ws[nodes, 1] = taken
                         ws[nodes, 2] = cnt + ONE
                         ws[nodes, 3] = np.uint64(i + 1)
-                        ws[nodes, 4] = ONE
+                        ws[nodes, 4] = ONE | np.uint64((d + 1) << 1)
                         nodes += 1
                         found = True
                         land = nbr[land, d]
