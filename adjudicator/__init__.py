@@ -14,6 +14,7 @@ together, :mod:`adjudicator.databases` says where the tables are, :mod:`adjudica
 command line and :mod:`adjudicator.service` the HTTP service and explorer.
 """
 
+import tablebase  # noqa: F401 - first: it sets the compiled code's cache folder
 from adjudicator.drawrules import RuleOptions
 from adjudicator.ruling import Ruling, rule_file, rule_game
 

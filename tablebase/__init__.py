@@ -3,8 +3,12 @@
 ``tablebase.open(path)`` opens a generated database for probing (see :mod:`tablebase.probe`).
 """
 
-from tablebase.rules.position import FenError, Position
-from tablebase.rules.variants import ENGLISH, INTERNATIONAL, Variant, get_variant
+from tablebase import jitcache
+
+jitcache.configure()  # before any compiled function is defined: see tablebase.jitcache
+
+from tablebase.rules.position import FenError, Position  # noqa: E402
+from tablebase.rules.variants import ENGLISH, INTERNATIONAL, Variant, get_variant  # noqa: E402
 
 __version__ = "0.1.0"
 
