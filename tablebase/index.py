@@ -151,7 +151,8 @@ def _spread(coords, occupied):
 def position_from_index(idx, nsq, width, nwm, nwk, nbm, nbk, binom):
     """Inverse of :func:`position_index`: ``(wm, wk, bm, bk, valid)``.
 
-    ``valid`` is False for the unused entries where a white and a black man coincide.
+    ``valid`` is False for the unused entries where a white and a black man coincide, and
+    for indices past the slice's end.
     """
     a = nsq - width
     free = nsq - nwm - nbm
@@ -164,6 +165,8 @@ def position_from_index(idx, nsq, width, nwm, nwk, nbm, nbk, binom):
     idx //= d_wk
     r_bm = idx % d_bm
     r_wm = idx // d_bm
+    if r_wm >= binom[a, nwm]:  # past the slice's last entry: no position
+        return np.uint64(0), np.uint64(0), np.uint64(0), np.uint64(0), False
     wm = _unrank_colex(r_wm, nwm, a, binom) << np.uint64(width)
     bm = _unrank_colex(r_bm, nbm, a, binom)
     if wm & bm:

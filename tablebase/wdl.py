@@ -187,6 +187,10 @@ def encode_wdl(
     ``dont_care`` (bool per entry, or a bit per entry as the solver keeps them: non-positions
     and capture positions) saves finding them."""
     if dont_care is None:
+        if variant.king_move_limit > 0:  # filled_codes reads entry i as board i
+            raise ValueError(
+                f"{s.name}: a slice with king runs needs the solver's don't-care bits"
+            )
         counts = np.array(tuple(s), dtype=np.int64)
         codes = filled_codes(
             values, variant.neighbours, variant.rules, BINOM, counts, max(1, threads) * 8

@@ -50,9 +50,10 @@ def wdl_copy(db3_international, tmp_path_factory) -> Path:
 
 
 def all_positions(s, variant=INTERNATIONAL) -> list[np.ndarray]:
-    """Bitboards of every position of slice ``s`` (index order)."""
+    """Bitboards of every position of slice ``s`` (index order; once each, whatever the
+    king-run states of the variant's index)."""
     boards: list[list[int]] = [[], [], [], []]
-    for idx in range(s.size(variant)):
+    for idx in range(s.boards(variant)):
         *b, ok = position_from_index(idx, variant.squares, variant.per_row, *tuple(s), BINOM)
         if ok:
             for k in range(4):
