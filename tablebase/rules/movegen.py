@@ -132,7 +132,7 @@ def new_move_buffer(depth: int = 1) -> np.ndarray:
     return np.zeros((depth, MAX_MOVES, MOVE_FIELDS), dtype=np.uint64)
 
 
-WS_ROWS = 5  # capture-search node table: square, captured, count, parent + 1, is king
+WS_ROWS = 5  # capture-search node: square, captured, count, parent + 1, king bit | direction in
 
 
 def new_workspace() -> np.ndarray:
