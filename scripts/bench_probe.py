@@ -106,9 +106,13 @@ def main() -> None:
     import tablebase
     from tablebase.rules import has_capture
     from tablebase.rules.position import Position
+    from tablebase.storage import TableFileError
 
-    full = tablebase.open(args.db)
-    wdl = tablebase.open(args.wdl or args.db, wdl_only=True)
+    try:
+        full = tablebase.open(args.db)
+        wdl = tablebase.open(args.wdl or args.db, wdl_only=True)
+    except (ValueError, OSError, TableFileError) as e:  # e.g. a folder not named after a variant
+        ap.error(f"cannot open the database: {e}")
     arrs = sample_positions(wdl, args.positions, args.pieces)
     v = wdl.variant
     n = arrs[0].shape[0]
