@@ -107,8 +107,8 @@ def _unrank_colex(r, k, n, binom):
         if i == 1:
             lo = r  # C(x, 1) = x
         elif i == 2:
-            # C(x, 2) = x(x-1)/2 <= r: x = floor((1 + sqrt(1 + 8r)) / 2), exact after the
-            # correction for rounding (r < 2**40 here, so the square root is off by < 1)
+            # C(x, 2) = x(x-1)/2 <= r: x = floor((1 + sqrt(1 + 8r)) / 2); r < C(64, 2), so
+            # rounding can move the estimate by one at most, which the loops correct
             lo = np.int64((1.0 + np.sqrt(1.0 + 8.0 * r)) * 0.5)
             while binom[lo, 2] > r:
                 lo -= 1
