@@ -7,6 +7,8 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+from placements import placement
+
 import tablebase
 from tablebase.rules import legal_moves, play
 from tablebase.rules.position import Position
@@ -24,20 +26,12 @@ def sample(
     while len(out) < count:
         n = rng.randint(2, pieces)
         squares = rng.sample(range(1, variant.squares + 1), n)
-        boards = {"w": 0, "W": 0, "b": 0, "B": 0}
         kinds = ["w", "b"] + [rng.choice("wWbB") for _ in range(n - 2)]
-        for square, kind in zip(squares, kinds, strict=True):
-            b = 1 << (square - 1)
-            if kind == "w" and b & variant.white_promotion_row:
-                kind = "W"
-            if kind == "b" and b & variant.black_promotion_row:
-                kind = "B"
-            boards[kind] |= b
-        white = rng.random() < 0.5
-        pos = Position(boards["w"], boards["W"], boards["b"], boards["B"], white, variant)
+        pos = placement(variant, squares, kinds, rng.random() < 0.5)
         if runs:
             side_runs = []
-            for men, kings in ((boards["w"], boards["W"]), (boards["b"], boards["B"])):
+            sides = ((pos.white_men, pos.white_kings), (pos.black_men, pos.black_kings))
+            for men, kings in sides:
                 on = [i + 1 for i in range(variant.squares) if kings >> i & 1]
                 if men and on and rng.random() < runs:
                     side_runs.append((rng.choice(on), rng.randint(1, variant.king_move_limit)))

@@ -30,6 +30,7 @@ import random
 from collections.abc import Callable
 
 import pytest
+from placements import random_placements
 
 from tablebase.rules import legal_moves, play
 from tablebase.rules.position import Position
@@ -62,26 +63,6 @@ def playout_positions(variant: Variant, count: int, seed: int) -> list[Position]
             if ply % 2 == 0:
                 out.append(pos)
     return out[:count]
-
-
-def random_positions(variant: Variant, count: int, seed: int) -> list[Position]:
-    """Random placements, kings likely (half the pieces), either side to move."""
-    rng = random.Random(seed)
-    out: list[Position] = []
-    for _ in range(count):
-        n = rng.randint(2, 16)
-        boards = {"w": 0, "W": 0, "b": 0, "B": 0}
-        for square in rng.sample(range(1, variant.squares + 1), n):
-            b = 1 << (square - 1)
-            kind = rng.choice("wWbB")
-            if kind == "w" and b & variant.white_promotion_row:
-                kind = "W"
-            if kind == "b" and b & variant.black_promotion_row:
-                kind = "B"
-            boards[kind] |= b
-        white = rng.random() < 0.5
-        out.append(Position(boards["w"], boards["W"], boards["b"], boards["B"], white, variant))
-    return out
 
 
 def crowning_positions(variant: Variant, count: int, seed: int) -> list[Position]:
@@ -124,7 +105,7 @@ def positions_of(variant: Variant) -> list[Position]:
     if variant.name not in _CACHE:
         _CACHE[variant.name] = playout_positions(
             variant, PLAYOUT_POSITIONS, seed=2024
-        ) + random_positions(variant, RANDOM_POSITIONS, seed=7)
+        ) + random_placements(variant, RANDOM_POSITIONS, seed=7)
         if variant in EIGHT_BY_EIGHT_FLYING:
             _CACHE[variant.name] += crowning_positions(variant, CROWNING_POSITIONS, seed=11)
     return _CACHE[variant.name]

@@ -23,6 +23,7 @@ import dataclasses
 import random
 
 import pytest
+from placements import random_placements
 
 from tablebase.rules import legal_moves, play
 from tablebase.rules.position import NO_RUNS, Position
@@ -53,33 +54,13 @@ def playout_positions(count: int, seed: int) -> list[Position]:
     return out[:count]
 
 
-def random_placements(count: int, seed: int) -> list[Position]:
-    """Random placements of 2-16 pieces, half of them kings, either side to move."""
-    rng = random.Random(seed)
-    out: list[Position] = []
-    v = FRISIAN
-    for _ in range(count):
-        boards = {"w": 0, "W": 0, "b": 0, "B": 0}
-        for square in rng.sample(range(1, v.squares + 1), rng.randint(2, 16)):
-            b = 1 << (square - 1)
-            kind = rng.choice("wWbB")
-            if kind == "w" and b & v.white_promotion_row:
-                kind = "W"
-            if kind == "b" and b & v.black_promotion_row:
-                kind = "B"
-            boards[kind] |= b
-        white = rng.random() < 0.5
-        out.append(Position(boards["w"], boards["W"], boards["b"], boards["B"], white, v))
-    return out
-
-
 _POSITIONS: list[Position] = []
 
 
 def positions() -> list[Position]:
     if not _POSITIONS:
         _POSITIONS.extend(playout_positions(PLAYOUTS, seed=40))
-        _POSITIONS.extend(random_placements(PLACEMENTS, seed=41))
+        _POSITIONS.extend(random_placements(FRISIAN, PLACEMENTS, seed=41))
     return _POSITIONS
 
 
@@ -185,7 +166,7 @@ def test_pydraughts_games_with_the_king_limit():
     rng = random.Random(43)
     starts = [
         p
-        for p in random_placements(6000, seed=44)
+        for p in random_placements(FRISIAN, 6000, seed=44)
         if p.white_men
         and p.black_men
         and p.white_kings
