@@ -338,9 +338,12 @@ def _disk_hint(exc: BaseException, db: str) -> str:
 
 
 def _kill_workers(pool: ProcessPoolExecutor) -> None:
-    """End the pool's worker processes now (their unfinished tables stay temporary)."""
+    """End the pool's worker processes now (their unfinished tables stay temporary). The
+    processes are listed before ``shutdown``, which forgets them (``_processes`` is None
+    after it), so that a worker in the middle of a pair is killed, not waited for."""
+    workers = list((getattr(pool, "_processes", None) or {}).values())
     pool.shutdown(wait=False, cancel_futures=True)
-    for p in list((getattr(pool, "_processes", None) or {}).values()):
+    for p in workers:
         try:
             p.kill()
         except (OSError, ValueError):

@@ -298,3 +298,23 @@ def test_a_table_copied_over_another_name_is_refused(db3_international, tmp_path
     assert r.returncode == 0, r.stderr
     assert "2010.h5" in r.stderr and "regenerated" in r.stderr
     assert victim.read_bytes() == (db3_international / "2010.h5").read_bytes()
+
+
+def test_interrupt_kills_a_worker_in_the_middle_of_a_task() -> None:
+    """Ctrl-C while a worker is busy (here: a minute's sleep standing for a long pair): the
+    worker is killed at once and the pool's final shutdown does not wait for its task."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from tablebase.schedule import _kill_workers
+
+    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+    busy = pool.submit(time.sleep, 60)
+    wait_for(lambda: busy.running() and bool(pool._processes))
+    worker = next(iter(pool._processes.values()))
+    time.sleep(0.5)  # the worker has taken the task
+    start = time.monotonic()
+    _kill_workers(pool)
+    pool.shutdown(wait=True, cancel_futures=True)
+    assert time.monotonic() - start < 10
+    wait_for(lambda: not alive(worker.pid), seconds=5)  # the pool's thread may reap it
