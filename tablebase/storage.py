@@ -29,6 +29,7 @@ import numba
 import numpy as np
 
 from tablebase import __version__
+from tablebase.chunkio import read_dataset, write_dataset
 from tablebase.index import INDEX_SCHEME
 from tablebase.rules.variants import Variant
 from tablebase.slices import Slice
@@ -149,27 +150,14 @@ def write_parts(
     with h5py.File(image, "w", track_order=True, libver=("earliest", "v110")) as f:
         for k, v in attrs.items():
             f.attrs[k] = v
-        ds = f.create_dataset(
-            WDL_DATASET,
-            data=wdl,
-            chunks=(min(CHUNK, max(1, wdl.shape[0])),),
-            compression="gzip",
-            compression_opts=WDL_GZIP_LEVEL,
-            track_times=False,
-        )
+        threads = numba.get_num_threads()
+        ds = write_dataset(f, WDL_DATASET, wdl, CHUNK, WDL_GZIP_LEVEL, False, threads)
         ds.attrs["sha256"] = checksum(wdl)
         ds.attrs["encoding"] = WDL_ENCODING
         if values is not None:
             bits = value_bits(values)
-            ds = f.create_dataset(
-                DATASET,
-                data=values.astype(values.dtype.newbyteorder("<"), copy=False),
-                chunks=(min(CHUNK, max(1, values.shape[0])),),
-                compression="gzip",
-                compression_opts=1,
-                shuffle=bits > 8,
-                track_times=False,
-            )
+            little = values.astype(values.dtype.newbyteorder("<"), copy=False)
+            ds = write_dataset(f, DATASET, little, CHUNK, 1, bits > 8, threads)
             ds.attrs["sha256"] = checksum(values)
             ds.attrs["value_bits"] = bits
             ds.attrs["encoding"] = f"uint{bits}: {VALUES_ENCODING}"
@@ -278,7 +266,7 @@ def read_slice(
                     path, f"holds {ds.dtype} values, too wide for a {out.dtype} buffer"
                 )
             values = np.empty(size, dtype=ds.dtype) if out is None else out
-            ds.read_direct(values)
+            read_dataset(ds, values[:size], numba.get_num_threads())
             digest = _plain(ds.attrs.get("sha256"))
             stored = ds.dtype
     except (OSError, KeyError, ValueError, TypeError) as e:
@@ -308,7 +296,7 @@ def read_wdl(path: Path | str, variant: Variant, s: Slice, check: bool = True) -
             if ds.dtype != np.uint8 or ds.shape != (size,):
                 raise TableFileError(path, f"wdl dataset has shape {ds.shape} {ds.dtype}")
             packed = np.empty(size, dtype=np.uint8)
-            ds.read_direct(packed)
+            read_dataset(ds, packed, numba.get_num_threads())
             digest = _plain(ds.attrs.get("sha256"))
     except (OSError, KeyError, ValueError, TypeError) as e:
         raise TableFileError(path, f"truncated or damaged slice file ({e})") from None

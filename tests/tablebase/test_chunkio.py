@@ -1,0 +1,93 @@
+"""Datasets compressed and decompressed chunk by chunk in threads (:mod:`tablebase.chunkio`)
+are the files h5py itself writes, byte for byte, and read back what h5py wrote; a damaged
+chunk is an error, not wrong values."""
+
+from __future__ import annotations
+
+import io
+
+import h5py
+import numpy as np
+import pytest
+
+from tablebase.chunkio import read_dataset, write_dataset
+
+CASES = [  # dtype, shuffle, gzip level, entries (edge chunks included), chunk
+    (np.uint8, False, 6, 1_000_003, 1 << 18),
+    (np.uint16, True, 1, 700_001, 1 << 18),
+    (np.uint16, True, 1, 3 << 18, 1 << 18),
+    (np.uint8, False, 1, 5, 1 << 18),
+    (np.uint8, False, 1, 1000, 64),
+]
+
+
+def _data(dtype, n: int) -> np.ndarray:
+    rng = np.random.default_rng(n)
+    return (rng.integers(0, 300, n) * (rng.random(n) < 0.3)).astype(dtype)
+
+
+def _image(data, chunk, level, shuffle, ours: bool, threads: int = 2) -> bytes:
+    b = io.BytesIO()
+    with h5py.File(b, "w", track_order=True, libver=("earliest", "v110")) as f:
+        if ours:
+            write_dataset(f, "x", data, chunk, level, shuffle, threads)
+        else:
+            f.create_dataset(
+                "x",
+                data=data,
+                chunks=(min(chunk, data.shape[0]),),
+                compression="gzip",
+                compression_opts=level,
+                shuffle=shuffle,
+                track_times=False,
+            )
+    return b.getvalue()
+
+
+@pytest.mark.parametrize("dtype, shuffle, level, n, chunk", CASES)
+def test_same_bytes_as_h5py_and_both_read_back(dtype, shuffle, level, n, chunk) -> None:
+    data = _data(dtype, n)
+    ours = _image(data, chunk, level, shuffle, True)
+    assert ours == _image(data, chunk, level, shuffle, True, threads=1)
+    assert ours == _image(data, chunk, level, shuffle, False)
+    with h5py.File(io.BytesIO(ours), "r") as f:
+        assert np.array_equal(f["x"][...], data)  # HDF5's own filters read it
+        for threads in (1, 3):
+            out = np.full(n, 7, dtype=dtype)
+            read_dataset(f["x"], out, threads)
+            assert np.array_equal(out, data)
+        wide = np.zeros(n, dtype=np.uint16)
+        read_dataset(f["x"], wide, 2)  # into a wider buffer
+        assert np.array_equal(wide, data)
+
+
+def test_other_layouts_are_read_by_hdf5() -> None:
+    data = _data(np.uint16, 10_000)
+    b = io.BytesIO()
+    with h5py.File(b, "w") as f:
+        f.create_dataset("plain", data=data)
+        f.create_dataset("fletcher", data=data, chunks=(1000,), fletcher32=True)
+        f.create_dataset(
+            "sparse", shape=(10_000,), dtype=np.uint16, chunks=(1000,), compression="gzip"
+        )
+        f["sparse"][2000:3000] = data[2000:3000]  # one chunk written, the rest fill value
+    with h5py.File(b, "r") as f:
+        for name, want in (("plain", data), ("fletcher", data)):
+            out = np.empty_like(data)
+            read_dataset(f[name], out, 2)
+            assert np.array_equal(out, want), name
+        out = np.full_like(data, 9)
+        read_dataset(f["sparse"], out, 2)
+        assert not out[:2000].any() and np.array_equal(out[2000:3000], data[2000:3000])
+
+
+def test_a_damaged_chunk_is_an_error() -> None:
+    data = _data(np.uint8, 100_000)
+    image = bytearray(_image(data, 1 << 12, 6, False, True))
+    with h5py.File(io.BytesIO(bytes(image)), "r") as f:
+        offset = f["x"].id.get_chunk_info(5).byte_offset
+    image[offset + 10 : offset + 30] = bytes(20)
+    with h5py.File(io.BytesIO(bytes(image)), "r") as f:
+        out = np.empty_like(data)
+        with pytest.raises(ValueError, match="chunk at 20480"):
+            read_dataset(f["x"], out, 2)
