@@ -504,29 +504,46 @@ def compact_values(state, vb, out):
         out[i] = s & vmask if s & dec else 0
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def value_counts(values, valid, per):
     """``(positions, wins, losses, largest win value, first entry holding it)`` of a solved
     slice, over its valid entries (``valid`` per board, ``per`` entries per board: the run
-    states), in one pass without temporary arrays."""
-    positions = wins = losses = 0
+    states), without temporary arrays beyond a few counts per block of boards, the blocks
+    counted in parallel."""
+    boards = valid.shape[0]
+    nblocks = min(boards, 256)
+    counts = np.zeros((max(nblocks, 1), 5), dtype=np.int64)  # positions wins losses top first
+    for b in prange(nblocks):
+        positions = wins = losses = 0
+        top = 0
+        first = -1
+        for board in range(b * boards // nblocks, (b + 1) * boards // nblocks):
+            if not valid[board]:
+                continue
+            positions += per
+            for i in range(board * per, (board + 1) * per):
+                v = np.int64(values[i])
+                if v == 0:
+                    continue
+                if v % 2 == 0:
+                    wins += 1
+                    if v > top:
+                        top = v
+                        first = i
+                else:
+                    losses += 1
+        counts[b, 0] = positions
+        counts[b, 1] = wins
+        counts[b, 2] = losses
+        counts[b, 3] = top
+        counts[b, 4] = first
     top = 0
     first = -1
-    for i in range(values.shape[0]):
-        if not valid[i // per]:
-            continue
-        positions += 1
-        v = np.int64(values[i])
-        if v == 0:
-            continue
-        if v % 2 == 0:
-            wins += 1
-            if v > top:
-                top = v
-                first = i
-        else:
-            losses += 1
-    return positions, wins, losses, top, first
+    for b in range(nblocks):  # in entry order: the first entry of the largest value wins
+        if counts[b, 3] > top:
+            top = counts[b, 3]
+            first = counts[b, 4]
+    return counts[:, 0].sum(), counts[:, 1].sum(), counts[:, 2].sum(), top, first
 
 
 @njit(cache=True, parallel=True)
@@ -569,7 +586,7 @@ def verify_range(vals, offsets, nbr, rules, binom, rev16, off, counts, indices, 
     return bad
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def valid_mask(size, nsq, width, counts, binom):
     """Which index entries are real positions (False where two men share a square)."""
     out = np.ones(size, dtype=np.bool_)

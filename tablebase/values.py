@@ -17,7 +17,7 @@ A *WDL code* (a ``wdl`` entry) is the result alone, two bits: :data:`WDL_DRAW`,
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import get_num_threads, njit, prange
 
 DRAW = 0  # the value of a drawn position
 LOST_NOW = 1  # the value of a position whose side to move has no legal move
@@ -97,19 +97,22 @@ def wdl_counts(values: np.ndarray) -> tuple[int, int, int]:
 
 def dtw_histogram(values: np.ndarray) -> np.ndarray:
     """``h[v]`` = number of entries holding value ``v`` (trailing zeros trimmed)."""
-    h = _histogram(values.ravel(), 1 << (8 * values.dtype.itemsize))
+    h = _histogram(values.ravel(), 1 << (8 * values.dtype.itemsize), get_num_threads())
     nz = np.flatnonzero(h)
     return h[: int(nz[-1]) + 1] if nz.shape[0] else h[:1]
 
 
-@njit(cache=True)
-def _histogram(values, bins):
+@njit(cache=True, parallel=True)
+def _histogram(values, bins, parts):
     # compiled: np.bincount would first widen every value to 8 bytes (a 16 GB temporary
-    # for a two-billion-entry slice)
-    h = np.zeros(bins, dtype=np.int64)
-    for i in range(values.shape[0]):
-        h[values[i]] += 1
-    return h
+    # for a two-billion-entry slice); one histogram per part, counted in parallel
+    n = values.shape[0]
+    parts = max(1, min(parts, n >> 16))
+    h = np.zeros((parts, bins), dtype=np.int64)
+    for p in prange(parts):
+        for i in range(p * n // parts, (p + 1) * n // parts):
+            h[p, values[i]] += 1
+    return h.sum(axis=0)
 
 
 __all__ = [

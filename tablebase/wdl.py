@@ -205,23 +205,43 @@ def encode_wdl(
     return pack_filled(values, dont_care)
 
 
-@njit(cache=True)
-def pack_filled(values, unstored):
+PACK_BLOCK = 1 << 20  # entries per parallel block of pack_filled (a multiple of 8)
+
+
+@njit(cache=True, parallel=True)
+def pack_filled(values, unstored, block=PACK_BLOCK):
     """The packed WDL part in one pass, without a code per entry in memory: entries whose
     bit is set in ``unstored`` (bit ``i & 7`` of byte ``i >> 3``) take the code of the last
     stored entry before them (the first stored code for a leading run; draw if none), as
-    :func:`fill_dont_care` does."""
+    :func:`fill_dont_care` does. Blocks of entries are packed in parallel, each starting
+    from the last stored code of the blocks before it (``block`` entries each, a multiple
+    of 8)."""
     n = values.shape[0]
     out = np.zeros((n + 3) // 4, dtype=np.uint8)
-    prev = 0
+    nblocks = (n + block - 1) // block
+    last = np.full(nblocks, -1, dtype=np.int64)  # each block's last stored code
+    for b in prange(nblocks):
+        for i in range(min(n, (b + 1) * block) - 1, b * block - 1, -1):
+            if not (unstored[i >> 3] >> (i & 7)) & 1:
+                last[b] = wdl_code(values[i])
+                break
+    first = 0  # the first stored code, for a leading run
     for i in range(n):
         if not (unstored[i >> 3] >> (i & 7)) & 1:
-            prev = wdl_code(values[i])
+            first = wdl_code(values[i])
             break
-    for i in range(n):
-        if not (unstored[i >> 3] >> (i & 7)) & 1:
-            prev = wdl_code(values[i])
-        out[i >> 2] |= np.uint8(prev << (2 * (i & 3)))
+    carry = np.empty(nblocks, dtype=np.int64)  # the code in force where each block starts
+    prev = first
+    for b in range(nblocks):
+        carry[b] = prev
+        if last[b] >= 0:
+            prev = last[b]
+    for b in prange(nblocks):
+        prev = carry[b]
+        for i in range(b * block, min(n, (b + 1) * block)):
+            if not (unstored[i >> 3] >> (i & 7)) & 1:
+                prev = wdl_code(values[i])
+            out[i >> 2] |= np.uint8(prev << (2 * (i & 3)))
     return out
 
 

@@ -113,3 +113,23 @@ def test_known_positions(db3_international, db3_english) -> None:
         assert tb.probe("W:WK1,K2:BK32") == (1, tb.probe_dtw("W:WK1,K2:BK32"))
         assert tb.probe_wdl("W:WK1,K2:BK32") == 1  # two kings beat one in checkers
         assert tb.probe_wdl("W:WK1:BK32") == 0
+
+
+def test_value_counts_is_the_definition() -> None:
+    """The counts and the first entry of the longest win, counted in parallel blocks of
+    boards, against plain numpy over the valid entries."""
+    from tablebase.solve import value_counts
+
+    rng = np.random.default_rng(4)
+    for boards, per in ((1, 1), (7, 3), (1000, 1), (5000, 4)):
+        values = rng.integers(0, 30, boards * per).astype(np.uint8)
+        values[rng.random(values.shape[0]) < 0.4] = 0
+        valid = rng.random(boards) < 0.8
+        values[rng.integers(0, values.shape[0], 3)] = 40  # the longest win, several times
+        ok = np.repeat(valid, per)
+        v = values[ok]
+        wins = v[(v != 0) & (v % 2 == 0)]
+        top = int(wins.max()) if wins.shape[0] else 0
+        first = int(np.flatnonzero(ok & (values == top))[0]) if wins.shape[0] else -1
+        want = (v.shape[0], wins.shape[0], int(np.count_nonzero(v % 2 == 1)), top, first)
+        assert tuple(int(x) for x in value_counts(values, valid, per)) == want
