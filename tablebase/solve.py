@@ -232,7 +232,7 @@ def _init_range(state, soff, vals, offsets, nbr, rules, binom, rev16, lo, hi, co
     dec = 1 << (2 * vb - 1)
     exit_draw = (1 << vb) - 1
     vmax = exit_draw - 1
-    moves = mg.new_move_buffer_nb()
+    succ = mg.new_successor_buffer_nb()
     ws = mg.new_workspace_nb()
     cur = np.zeros((4, 8), dtype=np.int64)
     boards = np.zeros(5, dtype=np.uint64)
@@ -252,13 +252,15 @@ def _init_range(state, soff, vals, offsets, nbr, rules, binom, rev16, lo, hi, co
             flags[idx >> 3] |= np.uint8(1 << (idx & 7))
             continue
         wm, wk, bm, bk = boards[0], boards[1], boards[2], boards[3]
-        if mg.has_capture(nbr, rules, True, wm, wk, bm, bk):
+        n = mg.capture_successors(nbr, rules, True, wm, wk, bm, bk, succ, ws)
+        if n:
             flags[idx >> 3] |= np.uint8(1 << (idx & 7))
-            n = mg.generate_moves(nbr, rules, True, wm, wk, bm, bk, moves, ws)
             # the successors' places first (prefetched), then their values
             for i in range(n):
-                a, b, c, d = mg.play_row(wm, wk, bm, bk, moves, i)
-                q = place_after(offsets, nsq, width, binom, rev16, a, b, c, d)
+                q = place_after(
+                    offsets, nsq, width, binom, rev16, succ[i, 0], succ[i, 1], succ[i, 2],
+                    succ[i, 3],
+                )  # fmt: skip
                 if q == MISSING:
                     raise RuntimeError("a slice needed for a capture is missing")
                 where[i] = q

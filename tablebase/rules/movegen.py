@@ -491,6 +491,145 @@ def generate_moves(nbr, rules, white, own_m, own_k, opp_m, opp_k, moves, ws):
 
 
 @njit(cache=True)
+def capture_successors(nbr, rules, white, own_m, own_k, opp_m, opp_k, out, ws):
+    """The distinct positions after the legal captures of the side to move, for callers that
+    need the results and not the moves (the tablebase's solver): row ``i`` of ``out``
+    (``uint64[MAX_MOVES, 4]``) gets ``(own_m, own_k, opp_m, opp_k)`` with the *new* side to
+    move first, as :func:`play_row` returns them; returns how many (0: no capture).
+
+    The same set as :func:`generate_moves` followed by :func:`play_row` (same rules: the
+    majority or value rule, crowning, a flying king landing where it can go on), searched
+    depth first without paths or the move buffer, each result once. ``ws`` is a capture
+    workspace (:func:`new_workspace`), used as the search stack.
+    """
+    nsq = rules[_NSQ]
+    width = rules[_WIDTH]
+    full = (ONE << np.uint64(nsq)) - ONE
+    opp = opp_m | opp_k
+    own = own_m | own_k
+    empty0 = full & ~(own | opp)
+    capturers = _capturers(nbr, rules, white, own_m, own_k, opp, empty0)
+    if capturers == ZERO:
+        return 0
+    flying = rules[_FLYING] != 0
+    men_back = rules[_MEN_BACK] != 0
+    crowning = rules[_CROWNING]
+    majority = rules[_MAJORITY] != 0
+    promo = promotion_row(rules, white)
+    ndir = 8 if rules[_STRAIGHT] != 0 else 4
+    n = 0
+    best = 0
+    while capturers:
+        frm = _lowest(capturers)
+        fb = bit(frm)
+        capturers ^= fb
+        is_king = (own_k & fb) != ZERO
+        empty = empty0 | fb  # the moving piece's square is empty during the move
+        # stack rows: square, captured, count, king bit | (direction reached in + 1) << 1
+        ws[0, 0] = np.uint64(frm)
+        ws[0, 1] = ZERO
+        ws[0, 2] = ZERO
+        ws[0, 3] = ONE if is_king else ZERO
+        top = 1
+        while top > 0:
+            top -= 1
+            sq = np.int64(ws[top, 0])
+            cap = ws[top, 1]
+            cnt = ws[top, 2]
+            king = (ws[top, 3] & ONE) != ZERO
+            came = np.int64(ws[top, 3] >> ONE) - 1
+            back = -1 if came < 0 else (3 - came if came < 4 else 11 - came)
+            found = False
+            if not (crowning == CROWN_STOPS and not king and cnt > 0 and (promo & bit(sq))):
+                for d in range(ndir):
+                    if king and flying:
+                        if d == back:
+                            continue  # the piece just taken is the first in that way
+                        t = _first_on_ray(width, sq, d, ~empty)
+                        if t < 0 or not (opp & bit(t)) or (cap & bit(t)):
+                            continue
+                        taken = cap | bit(t)
+                        first = nbr[t, d]
+                        must_go_on = False
+                        if not majority:  # FMJD 4.6: land where the capture goes on
+                            land = first
+                            while land >= 0 and (empty & bit(land)):
+                                if _king_can_capture(
+                                    nbr, land, True, opp & ~taken, empty, ndir, width
+                                ):
+                                    must_go_on = True
+                                    break
+                                land = nbr[land, d]
+                        land = first
+                        while land >= 0 and (empty & bit(land)):
+                            if must_go_on and not _king_can_capture(
+                                nbr, land, True, opp & ~taken, empty, ndir, width
+                            ):
+                                land = nbr[land, d]
+                                continue
+                            if top >= MAX_NODES:
+                                raise RuntimeError("capture search overflow")
+                            ws[top, 0] = np.uint64(land)
+                            ws[top, 1] = taken
+                            ws[top, 2] = cnt + ONE
+                            ws[top, 3] = ONE | np.uint64((d + 1) << 1)
+                            top += 1
+                            found = True
+                            land = nbr[land, d]
+                    else:
+                        if not king and not men_back and not _forward(d, white):
+                            continue
+                        t = nbr[sq, d]
+                        if t < 0 or not (opp & bit(t)) or (cap & bit(t)):
+                            continue
+                        land = nbr[t, d]
+                        if land < 0 or not (empty & bit(land)):
+                            continue
+                        if top >= MAX_NODES:
+                            raise RuntimeError("capture search overflow")
+                        crowned = crowning == CROWN_CONTINUES and (promo & bit(land)) != ZERO
+                        ws[top, 0] = np.uint64(land)
+                        ws[top, 1] = cap | bit(t)
+                        ws[top, 2] = cnt + ONE
+                        ws[top, 3] = ONE if (king or crowned) else ZERO
+                        top += 1
+                        found = True
+            if found or cnt == ZERO:
+                continue
+            c = capture_key(rules, is_king, np.int64(cnt), np.int64(popcount(cap & opp_k)))
+            if majority and c < best:
+                continue
+            if majority and c > best:
+                n = 0  # everything found so far captures less
+            if c > best:
+                best = c
+            crowns = not is_king and (king or (promo & bit(sq)) != ZERO)
+            a, b, e, f = apply_move(
+                own_m, own_k, opp_m, opp_k, np.uint64(frm), np.uint64(sq), cap, crowns
+            )
+            dup = False
+            for i in range(n):
+                if out[i, 0] == a and out[i, 1] == b and out[i, 2] == e and out[i, 3] == f:
+                    dup = True
+                    break
+            if dup:
+                continue
+            if n >= MAX_MOVES:
+                raise RuntimeError("move buffer overflow")
+            out[n, 0] = a
+            out[n, 1] = b
+            out[n, 2] = e
+            out[n, 3] = f
+            n += 1
+    return n
+
+
+def new_successor_buffer() -> np.ndarray:
+    """A buffer for :func:`capture_successors` (one row of four boards per result)."""
+    return np.zeros((MAX_MOVES, 4), dtype=np.uint64)
+
+
+@njit(cache=True)
 def generate_moves_barred(nbr, rules, white, own_m, own_k, opp_m, opp_k, barred, moves, ws):
     """:func:`generate_moves` where the king on bitboard ``barred`` (0: none) makes no quiet
     move: under Frisian's king-move limit, the king that has made its side's last
@@ -844,6 +983,12 @@ def perft_runs(
 def new_move_buffer_nb():
     """:func:`new_move_buffer` for compiled callers."""
     return np.zeros((MAX_MOVES, MOVE_FIELDS), dtype=np.uint64)
+
+
+@njit(cache=True)
+def new_successor_buffer_nb():
+    """:func:`new_successor_buffer` for compiled callers."""
+    return np.zeros((MAX_MOVES, 4), dtype=np.uint64)
 
 
 @njit(cache=True)
