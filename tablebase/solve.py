@@ -190,19 +190,18 @@ def combine(best, s):
 # --- pass 1 ------------------------------------------------------------------------------
 
 
-@njit(cache=True)
-def _quiet_summary(vals, offsets, nbr, rules, binom, rev16, wm, wk, bm, bk):
-    """For a white-to-move position without a capture: ``(inside, best, reads)`` — the
-    number of quiet moves staying in the pair (counted with bitboard steps), the best
-    candidate value among the promotions (-1 if none), and how many tables were read."""
+@njit(cache=True, inline="always")
+def _quiet_exits(offsets, nbr, rules, binom, rev16, wm, wk, bm, bk, where, m):
+    """For a white-to-move position without a capture: the number of quiet moves staying in
+    the pair (counted with bitboard steps), and the places in the flat tables of the
+    positions its promotions lead to, appended to ``where`` from ``m`` on; returns
+    ``(inside, new m)``."""
     nsq = rules[0]
     width = rules[5]
     full = (mg.ONE << np.uint64(nsq)) - mg.ONE
     empty = full & ~(wm | wk | bm | bk)
     promo = mg.promotion_row(rules, True)
     inside = 0
-    best = -1
-    reads = 0
     for d in range(2):  # white men step towards row 0: directions 0 and 1
         t = mg._step(wm, width, d) & empty
         inside += popcount(t & ~promo)
@@ -214,31 +213,74 @@ def _quiet_summary(vals, offsets, nbr, rules, binom, rev16, wm, wk, bm, bk):
             a, b, c, e = mg.make_move(
                 rules, True, wm, wk, bm, bk, np.uint64(frm), np.uint64(to), mg.ZERO
             )
-            s = lookup_after(vals, offsets, nsq, width, binom, rev16, a, b, c, e)
-            reads += 1
-            if s == MISSING:
+            q = place_after(offsets, nsq, width, binom, rev16, a, b, c, e)
+            if q == MISSING:
                 raise RuntimeError("a slice needed for a promotion is missing")
-            best = combine(best, s)
-    return inside + mg.king_quiet_count(rules, wk, empty), best, reads
+            where[m] = q
+            m += 1
+    return inside + mg.king_quiet_count(rules, wk, empty), m
+
+
+PENDING = 64  # positions whose table reads pass 1 resolves together (their misses overlap)
+PENDING_PLACES = mg.MAX_MOVES + 4 * PENDING
+
+
+@njit(cache=True)
+def _resolve(state, soff, vals, where, starts, pend, inside, npend, vb, top):
+    """Pass 1's pending positions: position ``k`` is entry ``pend[k]``, its successors
+    outside the pair lie at ``where[starts[k]:starts[k + 1]]`` (read now, their cache lines
+    requested when they were found), and ``inside[k]`` is -1 for a capture position (every
+    successor is outside) or its number of quiet moves inside the pair. Writes each state
+    word; returns the largest value or exit value seen."""
+    dec = 1 << (2 * vb - 1)
+    exit_draw = (1 << vb) - 1
+    vmax = exit_draw - 1
+    for k in range(npend):
+        best = -1
+        for i in range(starts[k], starts[k + 1]):
+            q = where[i]
+            best = combine(best, 1 if q == NO_PIECES else np.int64(vals[q]))
+        if best > vmax:
+            raise OverflowError("distance-to-win does not fit the value width")
+        idx = pend[k]
+        if inside[k] < 0:
+            state[soff + idx] = dec | best
+            top = max(top, best)
+            continue
+        ex = 0
+        if best == 0:
+            ex = exit_draw
+        elif best > 0:
+            ex = best
+            top = max(top, best)
+        state[soff + idx] = (inside[k] << vb) | ex
+    return top
 
 
 @njit(cache=True)
 def _init_range(state, soff, vals, offsets, nbr, rules, binom, rev16, lo, hi, counts, vb, flags):
     """Pass 1 over entries ``lo..hi`` of one slice; returns (top value, table reads). Sets
     bit ``idx`` of ``flags`` for entries that are not positions or have a capture pending
-    (the entries the compact WDL part need not store)."""
+    (the entries the compact WDL part need not store).
+
+    A position that reads solved tables (a capture pending, or promotions) has the places of
+    those reads computed and prefetched, then waits in a queue of :data:`PENDING` positions
+    (:func:`_resolve`), so that its cache misses overlap with the work on the next ones."""
     nsq = rules[0]
     width = rules[5]
     dec = 1 << (2 * vb - 1)
-    exit_draw = (1 << vb) - 1
-    vmax = exit_draw - 1
     succ = mg.new_successor_buffer_nb()
     ws = mg.new_workspace_nb()
     cur = np.zeros((4, 8), dtype=np.int64)
     boards = np.zeros(5, dtype=np.uint64)
     free1 = np.zeros(64, dtype=np.int64)
     free2 = np.zeros(64, dtype=np.int64)
-    where = np.zeros(mg.MAX_MOVES, dtype=np.int64)
+    where = np.zeros(PENDING_PLACES, dtype=np.int64)
+    starts = np.zeros(PENDING + 1, dtype=np.int64)
+    pend = np.zeros(PENDING, dtype=np.int64)
+    inside = np.zeros(PENDING, dtype=np.int64)
+    npend = 0
+    m = 0  # places queued
     cursor_start(lo, nsq, width, counts, binom, cur)
     cursor_boards(nsq, width, counts, cur, 0, boards, free1, free2)
     top = 0
@@ -251,11 +293,16 @@ def _init_range(state, soff, vals, offsets, nbr, rules, binom, rev16, lo, hi, co
             state[soff + idx] = dec  # not a position: a decided draw nobody reads
             flags[idx >> 3] |= np.uint8(1 << (idx & 7))
             continue
+        if npend == PENDING or m > PENDING_PLACES - mg.MAX_MOVES:
+            starts[npend] = m
+            top = _resolve(state, soff, vals, where, starts, pend, inside, npend, vb, top)
+            npend = 0
+            m = 0
         wm, wk, bm, bk = boards[0], boards[1], boards[2], boards[3]
         n = mg.capture_successors(nbr, rules, True, wm, wk, bm, bk, succ, ws)
         if n:
             flags[idx >> 3] |= np.uint8(1 << (idx & 7))
-            # the successors' places first (prefetched), then their values
+            starts[npend] = m
             for i in range(n):
                 q = place_after(
                     offsets, nsq, width, binom, rev16, succ[i, 0], succ[i, 1], succ[i, 2],
@@ -263,38 +310,35 @@ def _init_range(state, soff, vals, offsets, nbr, rules, binom, rev16, lo, hi, co
                 )  # fmt: skip
                 if q == MISSING:
                     raise RuntimeError("a slice needed for a capture is missing")
-                where[i] = q
+                where[m] = q
                 if q >= 0:
                     prefetch(vals, q)
-            best = -1
-            for i in range(n):
-                q = where[i]
-                best = combine(best, 1 if q == NO_PIECES else np.int64(vals[q]))
+                m += 1
             reads += n
-            if best > vmax:
-                raise OverflowError("distance-to-win does not fit the value width")
-            state[soff + idx] = dec | best
-            top = max(top, best)
+            pend[npend] = idx
+            inside[npend] = -1
+            npend += 1
             continue
-        inside, best, lookups = _quiet_summary(
-            vals, offsets, nbr, rules, binom, rev16, wm, wk, bm, bk
-        )
-        reads += lookups
-        if inside == 0 and best < 0:
+        m0 = m
+        count, m = _quiet_exits(offsets, nbr, rules, binom, rev16, wm, wk, bm, bk, where, m)
+        if count >= (1 << (vb - 1)):
+            raise OverflowError("too many quiet moves for the state word")
+        if m > m0:  # promotions: resolved with the queue
+            for i in range(m0, m):
+                prefetch(vals, where[i])
+            reads += m - m0
+            starts[npend] = m0
+            pend[npend] = idx
+            inside[npend] = count
+            npend += 1
+            continue
+        if count == 0:
             state[soff + idx] = dec | 1  # no legal move: lost
             top = max(top, 1)
             continue
-        if inside >= (1 << (vb - 1)):
-            raise OverflowError("too many quiet moves for the state word")
-        if best > vmax:
-            raise OverflowError("distance-to-win does not fit the value width")
-        ex = 0
-        if best == 0:
-            ex = exit_draw
-        elif best > 0:
-            ex = best
-            top = max(top, best)
-        state[soff + idx] = (inside << vb) | ex
+        state[soff + idx] = count << vb
+    starts[npend] = m
+    top = _resolve(state, soff, vals, where, starts, pend, inside, npend, vb, top)
     return top, reads
 
 

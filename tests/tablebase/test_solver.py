@@ -13,7 +13,7 @@ from tablebase.rules import movegen as mg
 from tablebase.rules import quiet_unmoves
 from tablebase.rules.position import Position
 from tablebase.rules.variants import ENGLISH, INTERNATIONAL
-from tablebase.slices import Slice, all_slices, parse_slice
+from tablebase.slices import Slice, parse_slice
 from tablebase.storage import read_slice, slice_path
 
 
@@ -104,27 +104,34 @@ def test_quiet_move_count_is_the_engines_move_list(variant, name) -> None:
     moves = mg.new_move_buffer()
     ws = mg.new_workspace()
     promo = mg.promotion_row(variant.rules, True)
-    # every slice at place 0 of one all-draw table, as large as the largest slice
-    vals = np.zeros(max(x.size(variant) for x in all_slices(s.pieces, s.pieces)), np.uint8)
-    offsets = np.full(4096, 0, dtype=np.int64)
+    offsets = np.full(4096, 0, dtype=np.int64)  # every slice at place 0 of the flat tables
     quiet = 0
     for wm, wk, bm, bk in _random_positions(variant, s, 400, seed=5):
         if mg.has_capture(variant.neighbours, variant.rules, True, wm, wk, bm, bk):
             continue
         quiet += 1
         n = mg.generate_moves(variant.neighbours, variant.rules, True, wm, wk, bm, bk, moves, ws)
-        promotions = sum(
-            1
+        promoting = [
+            i
             for i in range(n)
             if (int(wm) >> int(moves[i, mg.F_FROM])) & 1
             and (int(promo) >> int(moves[i, mg.F_TO])) & 1
-        )
-        inside, best, reads = solve._quiet_summary(
-            vals, offsets, variant.neighbours, variant.rules, BINOM, REVERSE16, wm, wk, bm, bk
-        )
-        assert inside == n - promotions
-        assert reads == promotions
-        assert best == (0 if promotions else -1)
+        ]
+        where = np.zeros(solve.PENDING_PLACES, dtype=np.int64)
+        inside, m = solve._quiet_exits(
+            offsets, variant.neighbours, variant.rules, BINOM, REVERSE16, wm, wk, bm, bk,
+            where, 3,
+        )  # fmt: skip
+        assert inside == n - len(promoting)
+        assert m == 3 + len(promoting)  # appended after the places already queued
+        want = [
+            solve.place_after(
+                offsets, variant.squares, variant.per_row, BINOM, REVERSE16,
+                *map(np.uint64, mg.play_row(wm, wk, bm, bk, moves, i)),
+            )  # fmt: skip
+            for i in promoting
+        ]
+        assert sorted(where[3:m].tolist()) == sorted(want)
     assert quiet > 0
 
 
