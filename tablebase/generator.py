@@ -162,6 +162,26 @@ def solve_tables(
     return _solve(variant, pair, deps, threads, 16)
 
 
+# Set in a scheduler's worker process: a shared integer (``multiprocessing.Value``), the
+# threads each task may use now. The local scheduler shares its threads (jobs x threads)
+# among the tasks running, so that a pair left alone at the end of a build (or waiting for
+# nothing while the others wait for it) gets every core; a task reads it before each
+# parallel pass. None: a task keeps the count it was given.
+THREAD_SHARE = None
+PASS1_SEGMENTS = 8  # pass 1 of a slice in this many parallel calls, to follow the share
+
+
+def pass_threads(threads: int) -> int:
+    """Set and return the compiled threads of the next parallel pass: the scheduler's
+    current share (:data:`THREAD_SHARE`) where it gives one, else ``threads``; at most
+    numba's pool."""
+    if THREAD_SHARE is not None:
+        threads = THREAD_SHARE.value
+    n = min(max(1, threads), numba.config.NUMBA_NUM_THREADS)
+    numba.set_num_threads(n)
+    return n
+
+
 def _solve(
     variant: Variant, pair: tuple[Slice, ...], deps: FlatTables, threads: int, vb: int
 ) -> PairSolution:
@@ -173,32 +193,40 @@ def _solve(
         total += s.size(variant)
     state = np.empty(total, dtype=solve.state_dtype(vb))
     flags = {s: np.zeros((size + 7) // 8, dtype=np.uint8) for s, (_, size) in where.items()}
-    nchunks = max(1, threads) * 32
+    nchunks = max(threads, numba.config.NUMBA_NUM_THREADS if THREAD_SHARE else 1) * 32
     runs = variant.king_move_limit > 0  # king runs in the index: tablebase.solve_runs
 
     def init(s: Slice) -> tuple[int, int]:
         off, size = where[s]
         if runs:
+            pass_threads(threads)
             return solve_runs.init_slice(
                 state, off, deps.vals, deps.offsets, nbr, rules, BINOM,
                 s.boards(variant), _counts(s), nchunks, vb, flags[s],
             )  # fmt: skip
-        return solve.init_slice(
-            state, off, deps.vals, deps.offsets, nbr, rules, BINOM, REVERSE16,
-            size, _counts(s), nchunks, vb, flags[s],
-        )  # fmt: skip
+        top = reads = 0
+        step = -(-size // (8 * PASS1_SEGMENTS)) * 8
+        for lo in range(0, size, step):  # segments: the thread count may change between
+            pass_threads(threads)
+            t, r = solve.init_slice(
+                state, off, deps.vals, deps.offsets, nbr, rules, BINOM, REVERSE16,
+                lo, min(size, lo + step), _counts(s), nchunks, vb, flags[s],
+            )  # fmt: skip
+            top, reads = max(top, int(t)), reads + int(r)
+        return top, reads
 
     def level_pass(s: Slice, level: int) -> tuple[int, int]:
         off, size = where[s]
         moff = where[s.mirror][0]
+        atomic = pass_threads(threads) > 1
         if runs:
             return solve_runs.level_slice(
                 state, nbr, rules, BINOM, off, moff, size, _counts(s), level, nchunks, vb,
-                threads > 1,
+                atomic,
             )  # fmt: skip
         return solve.level_slice(
             state, nbr, rules, BINOM, REVERSE16, off, moff, size, _counts(s), level, nchunks,
-            vb, threads > 1,
+            vb, atomic,
         )  # fmt: skip
 
     old_chunk = numba.set_parallel_chunksize(1)  # chunks are handed out as threads free up
@@ -289,13 +317,14 @@ def run_pair_task(
         stats = tuple(_stored_stats(dbp, s) for s in pair)
         return PairReport(pair_names, stats, entries, time.perf_counter() - t0, True)
     if threads > 0:
-        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+        pass_threads(threads)
     tables = dependency_tables(dbp, variant, pair)
     solution = solve_tables(variant, pair, tables, threads)
     del tables
     out = []
     for s in pair:
         values = solution.view(s)
+        pass_threads(threads)
         stats, fen = slice_stats(variant, s, values)
         if PARENT_PID is not None and os.getppid() != PARENT_PID:
             os._exit(1)  # the build that asked for this table is gone: write nothing

@@ -182,6 +182,11 @@ class Progress:
         """The build stopped before the end (a failure, an interrupt)."""
 
 
+def thread_share(total: int, running: int) -> int:
+    """Compiled threads each of ``running`` tasks gets out of ``total`` (at least one)."""
+    return max(1, total // max(1, running))
+
+
 def default_jobs() -> int:
     return os.cpu_count() or 1
 
@@ -190,8 +195,10 @@ PR_SET_PDEATHSIG = 1
 WATCHDOG_SECONDS = 0.5
 
 
-def _end_with_parent(parent: int) -> None:
-    """Worker initialiser: die when the process ``parent`` is gone, whatever killed it."""
+def _end_with_parent(parent: int, share=None) -> None:
+    """Worker initialiser: die when the process ``parent`` is gone, whatever killed it;
+    take the compiled threads of each pass from ``share`` (see
+    :data:`tablebase.generator.THREAD_SHARE`) when given."""
     if sys.platform.startswith("linux"):
         try:
             libc = ctypes.CDLL(None, use_errno=True)
@@ -203,6 +210,7 @@ def _end_with_parent(parent: int) -> None:
     from tablebase import generator
 
     generator.PARENT_PID = parent  # checked again before each table is written
+    generator.THREAD_SHARE = share
 
     def watch() -> None:
         while True:
@@ -214,8 +222,10 @@ def _end_with_parent(parent: int) -> None:
 
 
 class LocalScheduler:
-    """Run pair tasks in ``jobs`` worker processes, each with ``threads`` numba threads,
-    never starting tasks whose estimated memory together exceeds ``memory`` bytes."""
+    """Run pair tasks in ``jobs`` worker processes, never starting tasks whose estimated
+    memory together exceeds ``memory`` bytes. The build's ``jobs * threads`` compiled
+    threads are shared among the tasks running (:func:`thread_share`; each task re-reads its
+    share before each parallel pass), so that a pair running alone uses them all."""
 
     def __init__(
         self, jobs: int | None = None, threads: int | None = None, memory: int | None = None
@@ -254,11 +264,14 @@ class LocalScheduler:
         workers: dict = {}  # pid -> process, to tell how a dead one ended
         ctx = mp.get_context("spawn")
         progress.start(len(tasks), sum(t.entries for t in tasks))
+        # the threads of the running tasks: jobs x threads shared among them, re-read by
+        # each task before each parallel pass (a pair left alone gets them all)
+        share = ctx.Value("i", self.threads, lock=False)
         pool = ProcessPoolExecutor(
             max_workers=self.jobs,
             mp_context=ctx,
             initializer=_end_with_parent,
-            initargs=(os.getpid(),),
+            initargs=(os.getpid(), share),
         )
         try:
             while pending or running:
@@ -266,17 +279,22 @@ class LocalScheduler:
                 # biggest first among the ready ones keeps the workers busy at the end
                 ready.sort(key=lambda t: -t.entries)
                 used = sum(t.memory for t in running.values())
+                start = []
                 for t in ready:
-                    if len(running) >= self.jobs:
+                    if len(running) + len(start) >= self.jobs:
                         break
                     if used + t.memory > self.memory:
                         continue  # waits until running tasks free enough memory
+                    start.append(t)
+                    used += t.memory
+                # set before the new tasks start, so that their first pass has it
+                share.value = thread_share(self.jobs * self.threads, len(running) + len(start))
+                for t in start:
                     pending.remove(t)
                     progress.begin(t)
                     fut = pool.submit(task_fn, variant.name, t.names, db, self.threads)
                     workers.update(getattr(pool, "_processes", None) or {})
                     running[fut] = t
-                    used += t.memory
                 if not running:
                     raise RuntimeError("build graph has a cycle or a missing dependency")
                 finished, _ = wait(running, return_when=FIRST_COMPLETED)

@@ -344,20 +344,22 @@ def _init_range(state, soff, vals, offsets, nbr, rules, binom, rev16, lo, hi, co
 
 @njit(cache=True, parallel=True)
 def init_slice(
-    state, soff, vals, offsets, nbr, rules, binom, rev16, size, counts, nchunks, vb, flags
+    state, soff, vals, offsets, nbr, rules, binom, rev16, lo, hi, counts, nchunks, vb, flags
 ):
-    """Pass 1 over one slice of the pair (see module docstring); returns ``(largest value
-    or exit value seen, tables read)``. ``flags`` (one bit per entry of the slice, zeroed)
-    gets the entries without a stored WDL code: not positions, or a capture pending."""
-    step = (size + nchunks - 1) // nchunks
+    """Pass 1 over entries ``lo..hi`` of one slice of the pair (see module docstring; ``lo``
+    a multiple of 8, so that a call writes whole bytes of ``flags``); returns ``(largest
+    value or exit value seen, tables read)``. ``flags`` (one bit per entry of the slice,
+    zeroed) gets the entries without a stored WDL code: not positions, or a capture
+    pending."""
+    step = (hi - lo + nchunks - 1) // nchunks
     step = (step + 7) // 8 * 8  # whole bytes of flags per chunk: no two threads share one
     out = np.zeros((nchunks, 2), dtype=np.int64)
     for c in prange(nchunks):
-        lo = c * step
-        hi = min(size, lo + step)
-        if lo < hi:
+        a = lo + c * step
+        b = min(hi, a + step)
+        if a < b:
             t, r = _init_range(
-                state, soff, vals, offsets, nbr, rules, binom, rev16, lo, hi, counts, vb, flags
+                state, soff, vals, offsets, nbr, rules, binom, rev16, a, b, counts, vb, flags
             )
             out[c, 0] = t
             out[c, 1] = r

@@ -1,4 +1,5 @@
-"""Build scheduling: the memory budget (--memory) and per-material builds (--material)."""
+"""Build scheduling: the memory budget (--memory), per-material builds (--material) and the
+threads shared among the running tasks."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from tablebase.schedule import (
     build_graph,
     graph_for_pairs,
     parse_size,
+    thread_share,
 )
 from tablebase.slices import material_pairs, parse_material
 from tablebase.storage import SliceStats
@@ -252,3 +254,44 @@ def test_a_containers_memory_limit_bounds_the_default_budget(tmp_path) -> None:
     (tmp_path / "memory.max").write_text("max\n")
     assert _cgroup_memory_left(str(tmp_path)) is None
     assert _cgroup_memory_left(str(tmp_path / "absent")) is None
+
+
+def sharing_task(variant_name: str, names: tuple[str, ...], db: str, threads: int) -> PairReport:
+    """Records the thread share it sees once both tasks run (``together``), then, for the
+    task that outlives the other, the share once it runs alone (``alone``)."""
+    from tablebase import generator
+
+    me, d = "+".join(names), Path(db)
+    (d / f"started-{me}").touch()
+    deadline = time.time() + 60
+    while time.time() < deadline and len(list(d.glob("started-*"))) < 2:
+        time.sleep(0.02)
+    (d / f"together-{me}").write_text(str(generator.THREAD_SHARE.value))
+    if names[0] == "0102":  # the longer task: waits for the other to end, and for its share
+        while time.time() < deadline and not (d / "ended").exists():
+            time.sleep(0.02)
+        while time.time() < deadline and generator.THREAD_SHARE.value < 2 * threads:
+            time.sleep(0.02)
+        (d / "alone").write_text(str(generator.THREAD_SHARE.value))
+    else:
+        time.sleep(0.3)
+    report = timed_task(variant_name, names, db, threads)
+    if names[0] != "0102":
+        (d / "ended").touch()
+    return report
+
+
+def test_thread_share() -> None:
+    assert [thread_share(2, n) for n in (0, 1, 2, 3)] == [2, 2, 1, 1]
+    assert [thread_share(32, n) for n in (1, 3, 8, 40)] == [32, 10, 4, 1]
+
+
+def test_a_task_left_alone_gets_the_threads_of_the_build(tmp_path) -> None:
+    tasks = graph_for_pairs(
+        INTERNATIONAL, [parse_material("0102").pair, parse_material("0110").pair]
+    )
+    sched = LocalScheduler(jobs=2, threads=1, memory=1 << 40)
+    sched.run(INTERNATIONAL, tasks, str(tmp_path), Progress(), task_fn=sharing_task)
+    together = sorted(int(p.read_text()) for p in tmp_path.glob("together-*"))
+    assert together == [1, 1]  # two tasks, two threads: one each
+    assert int((tmp_path / "alone").read_text()) == 2  # the one left gets both
