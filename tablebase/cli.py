@@ -195,7 +195,8 @@ def build_tasks(v: Variant, path: Path, pieces: int | None, materials: list[Slic
     "--threads",
     type=click.IntRange(1, 1024),
     default=None,
-    help="Compiled (numba) threads per pair task (default: cores / jobs).",
+    help="Compiled (numba) threads per pair task (default: cores / jobs); the build's "
+    "jobs x threads are shared among the tasks running, so a task alone gets them all.",
 )
 @click.option(
     "--memory",
