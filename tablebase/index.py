@@ -39,7 +39,7 @@ BINOM = _binomials()
 ONE = np.uint64(1)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _rank_men(bb, offset, binom):
     r = np.int64(0)
     i = 1
@@ -51,7 +51,7 @@ def _rank_men(bb, offset, binom):
     return r
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _rank_among_free(bb, occupied, binom):
     r = np.int64(0)
     i = 1
@@ -97,7 +97,7 @@ def index_with_men(nsq, width, r_men, men, wk, bk, nwm, nwk, nbm, nbk, binom):
     return (r_men * binom[free, nwk] + r_wk) * binom[free - nwk, nbk] + r_bk
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _unrank_colex(r, k, n, binom):
     """Sorted coordinates (as a bitboard over 0..n-1) of the colex rank ``r`` of k-subsets."""
     out = np.uint64(0)
@@ -128,7 +128,7 @@ def _unrank_colex(r, k, n, binom):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _spread(coords, occupied):
     """Map coordinates among the squares not in ``occupied`` back to squares: the x-th
     free square is x plus the number of occupied squares at or before it."""
@@ -215,7 +215,7 @@ def reverse_board(x, nsq, rev16):
 # black kings (the order of significance in the index is wm, bm, wk, bk).
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _colex_next(row, k, n):
     """Advance the sorted coordinates ``row[:k]`` (values < n) to the colex successor;
     False (and reset to 0..k-1) when it was the last combination."""
@@ -257,7 +257,7 @@ def cursor_start(idx, nsq, width, counts, binom, cur):
             j += 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def cursor_next(nsq, width, counts, cur):
     """Advance ``cur`` one entry; returns the most significant group that changed
     (0 white men, 1 black men, 2 white kings, 3 black kings), -1 past the end."""
@@ -273,7 +273,7 @@ def cursor_next(nsq, width, counts, cur):
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def cursor_boards(nsq, width, counts, cur, changed, boards, free1, free2):
     """Rebuild ``boards`` (wm, wk, bm, bk, valid) for the groups from ``changed`` on.
 
