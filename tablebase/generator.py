@@ -192,6 +192,16 @@ def _solve(
         where[s] = (total, s.size(variant))
         total += s.size(variant)
     state = np.empty(total, dtype=solve.state_dtype(vb))
+    # the level passes' schedule, per block of entries: the level it has work at next (0:
+    # every block is read at level 1), and the blocks of positions set during the level
+    # before, by its parity
+    blocks: dict[Slice, int] = {}
+    nblocks = 0
+    for s in pair:
+        blocks[s] = nblocks
+        nblocks += solve.work_blocks(s.size(variant))
+    due = np.zeros(nblocks, dtype=np.uint16)
+    touched = np.zeros((2, nblocks), dtype=np.uint8)
     flags = {s: np.zeros((size + 7) // 8, dtype=np.uint8) for s, (_, size) in where.items()}
     nchunks = max(threads, numba.config.NUMBA_NUM_THREADS if THREAD_SHARE else 1) * 32
     runs = variant.king_move_limit > 0  # king runs in the index: tablebase.solve_runs
@@ -219,14 +229,15 @@ def _solve(
         off, size = where[s]
         moff = where[s.mirror][0]
         atomic = pass_threads(threads) > 1
+        sbo, mbo = blocks[s], blocks[s.mirror]
         if runs:
             return solve_runs.level_slice(
-                state, nbr, rules, BINOM, off, moff, size, _counts(s), level, nchunks, vb,
-                atomic,
+                state, nbr, rules, BINOM, off, moff, size, due, touched, sbo, mbo, _counts(s),
+                level, nchunks, vb, atomic,
             )  # fmt: skip
         return solve.level_slice(
-            state, nbr, rules, BINOM, REVERSE16, off, moff, size, _counts(s), level, nchunks,
-            vb, atomic,
+            state, nbr, rules, BINOM, REVERSE16, off, moff, size, due, touched, sbo, mbo,
+            _counts(s), level, nchunks, vb, atomic,
         )  # fmt: skip
 
     old_chunk = numba.set_parallel_chunksize(1)  # chunks are handed out as threads free up

@@ -37,7 +37,11 @@ code]`` giving where each starts (``-1`` if absent).
    to one count less, so no update is lost and a decided value never changes; a position
    set during level ``L`` has ``L + 1`` and is expanded only in the next level. Each
    position's predecessor indices are computed first and prefetched, so their cache misses
-   overlap.
+   overlap. A level reads only the blocks of :data:`WORK_BLOCK` entries that have work at
+   it: a block's *due* level (the next value or exit level of its own words, found when it
+   was last read) has come, or one of its positions was set during the level before
+   (``touched``, one mark per block and parity of the level). Slices with long wins have
+   150 levels and more, and reading every word at every level cost more than the work.
 3. **Draws.** What is still undecided when no level is left is a draw; the state array is
    then compacted in place into the value array (the low half of each word).
 """
@@ -68,11 +72,15 @@ from tablebase.slices import UNCODED, material_code
 MISSING = -1  # lookup sentinel: a slice the solve was not given
 NO_PIECES = -2  # place sentinel: the side to move has no piece left (lost, value 1)
 
+WORK_BLOCK = 32  # entries of one block of the level passes' schedule (64 bytes of state)
+
 # Working memory of a pair task (used by the scheduler's memory budget): bytes per entry of
-# the pair being solved (its state words), per entry of each dependency read in, and per
-# entry of the slice being written (its values read back to check the file, the packed WDL
-# part, the don't-care bits); and what any task holds besides (interpreter, numba, h5py).
-PAIR_BYTES_PER_ENTRY = 2
+# the pair being solved (its state words and the level passes' schedule: a two-byte due
+# level and two one-byte marks per block of WORK_BLOCK entries), per entry of each
+# dependency read in, and per entry of the slice being written (its values read back to
+# check the file, the packed WDL part, the don't-care bits); and what any task holds
+# besides (interpreter, numba, h5py).
+PAIR_BYTES_PER_ENTRY = 2 + 4 / WORK_BLOCK
 DEPENDENCY_BYTES_PER_ENTRY = 1
 WRITE_BYTES_PER_ENTRY = 1.5
 FIXED_TASK_BYTES = 256 << 20
@@ -430,46 +438,141 @@ def predecessor_indices(nbr, rules, binom, rev16, wm, wk, bm, bk, counts, moff, 
     return m
 
 
-SCAN_BLOCK = 512  # entries whose states one level pass checks at once for any work
-
-
-@njit(cache=True, inline="always")
-def block_has_work(state, b0, b1, target, mask, new):
-    """Whether any state word of ``state[b0:b1]`` has work at this level: a position of the
-    level's value ``target`` to expand, or an undecided one whose exit value is ``new``
-    (``mask`` keeps the decided bit and the exit). Written without branches or early exit
-    so that the compiler checks many words per instruction: most blocks have no work."""
-    t = state.dtype.type(target)
-    m = state.dtype.type(mask)
-    n = state.dtype.type(new)
-    hit = 0
-    for i in range(b0, b1):
-        s = state[i]
-        hit |= (s == t) | ((s & m) == n)
-    return hit != 0
+NEVER = 0xFFFF  # a block's due level when nothing in it has work at any later level
 
 
 @njit(cache=True)
-def _level_range(state, nbr, rules, binom, rev16, soff, moff, lo, hi, counts, level, vb, atomic):
-    """Level ``level`` over entries ``lo..hi`` of one slice at ``soff`` whose mirror (where
-    every quiet predecessor lies) is at ``moff``; returns (set, visits). Count decrements
-    are compare-and-swaps when ``atomic`` (several threads), plain stores otherwise."""
-    nsq = rules[0]
-    width = rules[5]
+def work_blocks(size: int) -> int:
+    """Blocks of :data:`WORK_BLOCK` entries covering a slice of ``size`` entries."""
+    return -(-size // WORK_BLOCK)
+
+
+@njit(cache=True, inline="always")
+def block_is_due(due, touched, b, level):
+    """Whether block ``b`` has work at ``level``: its own due level has come, or a position
+    in it was set during the level before (``touched[level & 1]``)."""
+    return due[b] <= level or touched[level & 1, b] != 0
+
+
+@njit(cache=True, inline="always")
+def block_hits(state, b0, b1, target, mask, new, hits):
+    """The offsets from ``b0`` of the words of ``state[b0:b1]`` that have work at this level
+    into ``hits``; returns how many. Work: a position of the level's value ``target`` to
+    expand, or an undecided one whose exit value is ``new`` (``mask`` keeps the decided bit
+    and the exit). Written without branches: decided and undecided words alternate in no
+    pattern, so a branch per word would be mispredicted about every other word."""
+    t = state.dtype.type(target)
+    m = state.dtype.type(mask)
+    n = state.dtype.type(new)
+    nh = 0
+    for i in range(b0, b1):
+        s = state[i]
+        hits[nh] = i - b0
+        nh += (s == t) | ((s & m) == n)
+    return nh
+
+
+@njit(cache=True, inline="always")
+def block_due(state, b0, b1, level, vb):
+    """The next level after ``level`` at which a word of ``state[b0:b1]`` has work of its
+    own: a decided position expanded at its value, or an undecided one whose exit may
+    decide it (exit value ``ex`` at level ``ex - 1``); :data:`NEVER` if none. Positions set
+    later from outside the block are announced by ``touched`` instead."""
+    dec = 1 << (2 * vb - 1)
+    vmask = (1 << vb) - 1
+    exit_draw = vmask
+    due = NEVER
+    for i in range(b0, b1):
+        s = np.int64(state[i])
+        v = s & vmask
+        if s & dec:
+            c = v if v > level else NEVER
+        else:
+            c = v - 1 if v > level + 1 and v != exit_draw else NEVER
+        due = min(due, c)
+    return due
+
+
+@njit(cache=True, inline="always")
+def update_predecessors(state, where, m, level, vb, atomic, touched, moff, mbo):
+    """The predecessors ``where[:m]`` (state indices in the mirror slice at ``moff``, whose
+    blocks start at ``mbo``) of a position of value ``level``: wins at ``level + 1`` if it
+    is a loss; if it is a win, each undecided one has one move fewer not known to lose, and
+    is a loss at ``level + 1`` once none is left (exits permitting). Marks the blocks of the
+    positions set in ``touched`` for the next level; returns how many were set. Count
+    decrements are compare-and-swaps when ``atomic`` (several threads), plain stores
+    otherwise."""
     dec = 1 << (2 * vb - 1)
     vmask = (1 << vb) - 1
     one_less = 1 << vb
     new = level + 1
+    nxt = new & 1
+    nset = 0
+    for j in range(m):
+        prefetch(state, where[j])
+    for j in range(m):
+        p = where[j]
+        old = np.int64(state[p])
+        if old & dec:
+            continue
+        if level % 2 == 1:  # predecessors of a loss are wins
+            # A plain store is safe even against another thread: the only other change a
+            # predecessor of a loss can see at this level is a count decrement, and the win
+            # overrides it.
+            state[p] = dec | new
+            touched[nxt, mbo + (p - moff) // WORK_BLOCK] = 1
+            nset += 1
+            continue
+        while True:
+            ex = old & vmask
+            if (old >> vb) == 1 and (ex == 0 or (ex % 2 == 1 and ex <= new)):
+                nv = dec | new  # every move now leads to an opponent win
+            else:
+                nv = old - one_less
+            if atomic:
+                got = np.int64(cas(state, p, old, nv))
+            else:
+                got = old
+                state[p] = nv
+            if got == old:
+                if nv & dec:
+                    touched[nxt, mbo + (p - moff) // WORK_BLOCK] = 1
+                    nset += 1
+                break
+            old = got  # another thread changed it first: try again
+            if old & dec:
+                break
+    return nset
+
+
+@njit(cache=True)
+def _level_range(
+    state, nbr, rules, binom, rev16, soff, moff, size, blo, bhi, due, touched, sbo, mbo,
+    counts, level, vb, atomic,
+):  # fmt: skip
+    """Level ``level`` over blocks ``blo..bhi`` of one slice at ``soff`` (its blocks from
+    ``sbo`` in ``due`` and ``touched``) whose mirror (where every quiet predecessor lies) is
+    at ``moff`` (blocks from ``mbo``); returns (set, visits). Only the blocks due at this
+    level are read; each gets its next due level."""
+    nsq = rules[0]
+    width = rules[5]
+    dec = 1 << (2 * vb - 1)
+    vmask = (1 << vb) - 1
+    new = level + 1
     target = dec | level
-    win_level = level % 2 == 1  # predecessors of a loss are wins
     where = np.zeros(UNMOVE_ROWS, dtype=np.int64)
+    hits = np.zeros(WORK_BLOCK, dtype=np.int64)
     nset = 0
     visits = 0
-    for b0 in range(lo, hi, SCAN_BLOCK):
-        b1 = min(hi, b0 + SCAN_BLOCK)
-        if not block_has_work(state, soff + b0, soff + b1, target, dec | vmask, new):
+    for b in range(blo, bhi):
+        if not block_is_due(due, touched, sbo + b, level):
             continue
-        for idx in range(b0, b1):
+        touched[level & 1, sbo + b] = 0
+        b0 = b * WORK_BLOCK
+        b1 = min(size, b0 + WORK_BLOCK)
+        nh = block_hits(state, soff + b0, soff + b1, target, dec | vmask, new, hits)
+        for h in range(nh):
+            idx = b0 + hits[h]
             s = np.int64(state[soff + idx])
             if s & dec == 0:
                 ex = s & vmask
@@ -484,57 +587,33 @@ def _level_range(state, nbr, rules, binom, rev16, soff, moff, lo, hi, counts, le
                 idx, nsq, width, counts[0], counts[1], counts[2], counts[3], binom
             )
             m = predecessor_indices(nbr, rules, binom, rev16, wm, wk, bm, bk, counts, moff, where)
-            for j in range(m):
-                prefetch(state, where[j])
             visits += m
-            for j in range(m):
-                p = where[j]
-                old = np.int64(state[p])
-                if old & dec:
-                    continue
-                if win_level:
-                    # A plain store is safe even against another thread: the only other change
-                    # a predecessor of a loss can see at this level is a count decrement, and
-                    # the win overrides it.
-                    state[p] = dec | new
-                    nset += 1
-                    continue
-                while True:
-                    ex = old & vmask
-                    if (old >> vb) == 1 and (ex == 0 or (ex % 2 == 1 and ex <= new)):
-                        nv = dec | new  # every move now leads to an opponent win
-                    else:
-                        nv = old - one_less
-                    if atomic:
-                        got = np.int64(cas(state, p, old, nv))
-                    else:
-                        got = old
-                        state[p] = nv
-                    if got == old:
-                        if nv & dec:
-                            nset += 1
-                        break
-                    old = got  # another thread changed it first: try again
-                    if old & dec:
-                        break
+            nset += update_predecessors(state, where, m, level, vb, atomic, touched, moff, mbo)
+        due[sbo + b] = block_due(state, soff + b0, soff + b1, level, vb)
     return nset, visits
 
 
 @njit(cache=True, parallel=True)
 def level_slice(
-    state, nbr, rules, binom, rev16, soff, moff, size, counts, level, nchunks, vb, atomic
-):
+    state, nbr, rules, binom, rev16, soff, moff, size, due, touched, sbo, mbo, counts, level,
+    nchunks, vb, atomic,
+):  # fmt: skip
     """Pass 2, one level, over one slice of the pair; returns (positions set, predecessor
-    visits). The slice starts at ``soff`` in ``state``, its colour mirror at ``moff``."""
-    step = (size + nchunks - 1) // nchunks
+    visits). The slice starts at ``soff`` in ``state`` and its blocks at ``sbo`` in
+    ``due`` (the level each block has work at next, :func:`block_due`) and ``touched``
+    (blocks with a position set in the level before, by parity of the level); its colour
+    mirror at ``moff`` and ``mbo``. Each chunk of threads owns whole blocks."""
+    nb = work_blocks(size)
+    step = (nb + nchunks - 1) // nchunks
     out = np.zeros((nchunks, 2), dtype=np.int64)
     for c in prange(nchunks):
-        lo = c * step
-        hi = min(size, lo + step)
-        if lo < hi:
+        blo = c * step
+        bhi = min(nb, blo + step)
+        if blo < bhi:
             a, b = _level_range(
-                state, nbr, rules, binom, rev16, soff, moff, lo, hi, counts, level, vb, atomic
-            )
+                state, nbr, rules, binom, rev16, soff, moff, size, blo, bhi, due, touched,
+                sbo, mbo, counts, level, vb, atomic,
+            )  # fmt: skip
             out[c, 0] = a
             out[c, 1] = b
     return out[:, 0].sum(), out[:, 1].sum()

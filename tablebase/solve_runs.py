@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from tablebase.atomics import cas, prefetch
+from tablebase.atomics import cas
 from tablebase.index import (
     cursor_boards,
     cursor_next,
@@ -47,7 +47,18 @@ from tablebase.index import (
 )
 from tablebase.rules import movegen as mg
 from tablebase.slices import UNCODED, material_code
-from tablebase.solve import MISSING, NO_PIECES, SCAN_BLOCK, UNMOVE_ROWS, block_has_work, combine
+from tablebase.solve import (
+    MISSING,
+    NO_PIECES,
+    UNMOVE_ROWS,
+    WORK_BLOCK,
+    block_due,
+    block_hits,
+    block_is_due,
+    combine,
+    update_predecessors,
+    work_blocks,
+)
 
 R_KING_LIMIT = 6  # mirrored from tablebase.rules.variants.R_KING_LIMIT
 
@@ -340,8 +351,11 @@ def predecessor_indices(nbr, rules, binom, wm, wk, bm, bk, wcode, bcode, counts,
 
 
 @njit(cache=True)
-def _level_range(state, nbr, rules, binom, soff, moff, lo, hi, counts, level, vb, atomic):
-    """Level ``level`` over entries ``lo..hi`` of one slice with run states (see
+def _level_range(
+    state, nbr, rules, binom, soff, moff, size, blo, bhi, due, touched, sbo, mbo, counts,
+    level, vb, atomic,
+):  # fmt: skip
+    """Level ``level`` over blocks ``blo..bhi`` of one slice with run states (see
     :func:`tablebase.solve._level_range`); returns (set, visits)."""
     nsq = rules[0]
     width = rules[5]
@@ -351,20 +365,23 @@ def _level_range(state, nbr, rules, binom, soff, moff, lo, hi, counts, level, vb
     per = cw * cb
     dec = 1 << (2 * vb - 1)
     vmask = (1 << vb) - 1
-    one_less = 1 << vb
     new = level + 1
     target = dec | level
-    win_level = level % 2 == 1
     where = np.zeros(UNMOVE_ROWS * 4, dtype=np.int64)
+    hits = np.zeros(WORK_BLOCK, dtype=np.int64)
     nset = 0
     visits = 0
     last = -1
     wm = wk = bm = bk = np.uint64(0)
-    for b0 in range(lo, hi, SCAN_BLOCK):
-        b1 = min(hi, b0 + SCAN_BLOCK)
-        if not block_has_work(state, soff + b0, soff + b1, target, dec | vmask, new):
+    for b in range(blo, bhi):
+        if not block_is_due(due, touched, sbo + b, level):
             continue
-        for idx in range(b0, b1):
+        touched[level & 1, sbo + b] = 0
+        b0 = b * WORK_BLOCK
+        b1 = min(size, b0 + WORK_BLOCK)
+        nh = block_hits(state, soff + b0, soff + b1, target, dec | vmask, new, hits)
+        for h in range(nh):
+            idx = b0 + hits[h]
             s = np.int64(state[soff + idx])
             if s & dec == 0:
                 ex = s & vmask
@@ -384,52 +401,30 @@ def _level_range(state, nbr, rules, binom, soff, moff, lo, hi, counts, level, vb
             m = predecessor_indices(
                 nbr, rules, binom, wm, wk, bm, bk, code // cb, code % cb, counts, moff, where
             )
-            for j in range(m):
-                prefetch(state, where[j])
             visits += m
-            for j in range(m):
-                p = where[j]
-                old = np.int64(state[p])
-                if old & dec:
-                    continue
-                if win_level:
-                    state[p] = dec | new  # safe without CAS: see tablebase.solve._level_range
-                    nset += 1
-                    continue
-                while True:
-                    ex = old & vmask
-                    if (old >> vb) == 1 and (ex == 0 or (ex % 2 == 1 and ex <= new)):
-                        nv = dec | new
-                    else:
-                        nv = old - one_less
-                    if atomic:
-                        got = np.int64(cas(state, p, old, nv))
-                    else:
-                        got = old
-                        state[p] = nv
-                    if got == old:
-                        if nv & dec:
-                            nset += 1
-                        break
-                    old = got
-                    if old & dec:
-                        break
+            nset += update_predecessors(state, where, m, level, vb, atomic, touched, moff, mbo)
+        due[sbo + b] = block_due(state, soff + b0, soff + b1, level, vb)
     return nset, visits
 
 
 @njit(cache=True, parallel=True)
-def level_slice(state, nbr, rules, binom, soff, moff, size, counts, level, nchunks, vb, atomic):
+def level_slice(
+    state, nbr, rules, binom, soff, moff, size, due, touched, sbo, mbo, counts, level, nchunks,
+    vb, atomic,
+):  # fmt: skip
     """Pass 2, one level, over one slice with run states (see
     :func:`tablebase.solve.level_slice`)."""
-    step = (size + nchunks - 1) // nchunks
+    nb = work_blocks(size)
+    step = (nb + nchunks - 1) // nchunks
     out = np.zeros((nchunks, 2), dtype=np.int64)
     for c in prange(nchunks):
-        lo = c * step
-        hi = min(size, lo + step)
-        if lo < hi:
+        blo = c * step
+        bhi = min(nb, blo + step)
+        if blo < bhi:
             a, b = _level_range(
-                state, nbr, rules, binom, soff, moff, lo, hi, counts, level, vb, atomic
-            )
+                state, nbr, rules, binom, soff, moff, size, blo, bhi, due, touched, sbo, mbo,
+                counts, level, vb, atomic,
+            )  # fmt: skip
             out[c, 0] = a
             out[c, 1] = b
     return out[:, 0].sum(), out[:, 1].sum()

@@ -193,6 +193,40 @@ def test_a_distance_over_one_byte_switches_to_two_bytes(db3_international, monke
         )
 
 
+def test_a_block_is_due_at_its_next_value_or_exit_level() -> None:
+    """The level passes read a block again at the smallest value of its decided words
+    still to come, or one level before the smallest exit value still to come; drawn
+    words, drawn exits and words without an exit never make it due."""
+    dec = 1 << 15
+    words = np.array(
+        [dec | 5, dec, (3 << 8) | 12, (1 << 8) | 255, 2 << 8, dec | 2], dtype=np.uint16
+    )
+    assert solve.block_due(words, 0, words.size, 3, 8) == 5  # the win at 5 comes first
+    assert solve.block_due(words, 0, words.size, 5, 8) == 11  # then the exit at 12
+    assert solve.block_due(words, 0, words.size, 10, 8) == 11
+    assert solve.block_due(words, 0, words.size, 11, 8) == solve.NEVER
+    assert solve.block_due(words, 1, 2, 0, 8) == solve.NEVER  # a decided draw
+    wide = words.astype(np.uint32)
+    wide[words >= dec] = (wide[words >= dec] & 0xFF) | (1 << 31)
+    wide[words < dec] = ((wide[words < dec] >> 8) << 16) | np.where(
+        (wide[words < dec] & 0xFF) == 255, 0xFFFF, wide[words < dec] & 0xFF
+    )
+    assert solve.block_due(wide, 0, wide.size, 3, 16) == 5
+    assert solve.block_due(wide, 0, wide.size, 5, 16) == 11
+
+
+def test_a_block_is_due_when_a_position_in_it_was_set_the_level_before() -> None:
+    due = np.array([4, solve.NEVER], dtype=np.uint16)
+    touched = np.zeros((2, 2), dtype=np.uint8)
+    assert not solve.block_is_due(due, touched, 0, 3)
+    assert solve.block_is_due(due, touched, 0, 4)
+    assert not solve.block_is_due(due, touched, 1, 100)
+    touched[1, 1] = 1  # set during level 2, so it holds a value 3 to expand
+    assert solve.block_is_due(due, touched, 1, 3)
+    assert not solve.block_is_due(due, touched, 1, 2)
+    assert not solve.block_is_due(due, touched, 1, 4)
+
+
 def test_working_memory_is_two_bytes_per_entry() -> None:
     assert solve.state_dtype(8)().itemsize == 2
     assert solve.max_value(8) == 254
