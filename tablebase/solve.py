@@ -494,6 +494,35 @@ def block_due(state, b0, b1, level, vb):
 
 
 @njit(cache=True, inline="always")
+def open_block(state, due, touched, sbo, soff, size, b, level, vb, hits):
+    """Block ``b`` of the slice at ``soff`` (``size`` entries, its blocks from ``sbo``) at
+    ``level``: ``(-1, 0, 0)`` if it is not due; else its mark is cleared and the result is
+    ``(words with work, listed in hits, first entry, end entry)`` (:func:`block_hits`)."""
+    if not block_is_due(due, touched, sbo + b, level):
+        return -1, 0, 0
+    touched[level & 1, sbo + b] = 0
+    dec = 1 << (2 * vb - 1)
+    vmask = (1 << vb) - 1
+    b0 = b * WORK_BLOCK
+    b1 = min(size, b0 + WORK_BLOCK)
+    nh = block_hits(state, soff + b0, soff + b1, dec | level, dec | vmask, level + 1, hits)
+    return nh, b0, b1
+
+
+@njit(cache=True, inline="always")
+def decide_by_exit(state, i, s, level, vb):
+    """The undecided word ``s`` of ``state[i]`` at ``level``: set to ``level + 1`` if its
+    exit decides it then (a win through the exit, or a loss once no inside move is left);
+    returns 1 if this call set it."""
+    ex = s & ((1 << vb) - 1)
+    new = level + 1
+    if ex == new and (ex % 2 == 0 or (s >> vb) == 0):
+        if cas(state, i, s, (1 << (2 * vb - 1)) | new) == s:
+            return 1
+    return 0
+
+
+@njit(cache=True, inline="always")
 def update_predecessors(state, where, m, level, vb, atomic, touched, moff, mbo):
     """The predecessors ``where[:m]`` (state indices in the mirror slice at ``moff``, whose
     blocks start at ``mbo``) of a position of value ``level``: wins at ``level + 1`` if it
@@ -557,29 +586,20 @@ def _level_range(
     nsq = rules[0]
     width = rules[5]
     dec = 1 << (2 * vb - 1)
-    vmask = (1 << vb) - 1
-    new = level + 1
     target = dec | level
     where = np.zeros(UNMOVE_ROWS, dtype=np.int64)
     hits = np.zeros(WORK_BLOCK, dtype=np.int64)
     nset = 0
     visits = 0
     for b in range(blo, bhi):
-        if not block_is_due(due, touched, sbo + b, level):
+        nh, b0, b1 = open_block(state, due, touched, sbo, soff, size, b, level, vb, hits)
+        if nh < 0:
             continue
-        touched[level & 1, sbo + b] = 0
-        b0 = b * WORK_BLOCK
-        b1 = min(size, b0 + WORK_BLOCK)
-        nh = block_hits(state, soff + b0, soff + b1, target, dec | vmask, new, hits)
         for h in range(nh):
             idx = b0 + hits[h]
             s = np.int64(state[soff + idx])
             if s & dec == 0:
-                ex = s & vmask
-                if ex == new and (ex % 2 == 0 or (s >> vb) == 0):
-                    # a win through an exit, or a loss once no inside move is left
-                    if cas(state, soff + idx, s, dec | new) == s:
-                        nset += 1
+                nset += decide_by_exit(state, soff + idx, s, level, vb)
                 continue
             if s != target:
                 continue

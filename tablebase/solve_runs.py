@@ -28,7 +28,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from tablebase.atomics import cas
 from tablebase.index import (
     cursor_boards,
     cursor_next,
@@ -53,9 +52,9 @@ from tablebase.solve import (
     UNMOVE_ROWS,
     WORK_BLOCK,
     block_due,
-    block_hits,
-    block_is_due,
     combine,
+    decide_by_exit,
+    open_block,
     update_predecessors,
     work_blocks,
 )
@@ -364,8 +363,6 @@ def _level_range(
     cb = run_states(limit, counts[2], counts[3])
     per = cw * cb
     dec = 1 << (2 * vb - 1)
-    vmask = (1 << vb) - 1
-    new = level + 1
     target = dec | level
     where = np.zeros(UNMOVE_ROWS * 4, dtype=np.int64)
     hits = np.zeros(WORK_BLOCK, dtype=np.int64)
@@ -374,20 +371,14 @@ def _level_range(
     last = -1
     wm = wk = bm = bk = np.uint64(0)
     for b in range(blo, bhi):
-        if not block_is_due(due, touched, sbo + b, level):
+        nh, b0, b1 = open_block(state, due, touched, sbo, soff, size, b, level, vb, hits)
+        if nh < 0:
             continue
-        touched[level & 1, sbo + b] = 0
-        b0 = b * WORK_BLOCK
-        b1 = min(size, b0 + WORK_BLOCK)
-        nh = block_hits(state, soff + b0, soff + b1, target, dec | vmask, new, hits)
         for h in range(nh):
             idx = b0 + hits[h]
             s = np.int64(state[soff + idx])
             if s & dec == 0:
-                ex = s & vmask
-                if ex == new and (ex % 2 == 0 or (s >> vb) == 0):
-                    if cas(state, soff + idx, s, dec | new) == s:
-                        nset += 1
+                nset += decide_by_exit(state, soff + idx, s, level, vb)
                 continue
             if s != target:
                 continue
