@@ -109,6 +109,7 @@ def run_cli_recording_reports(argv: list[str]) -> None:
     by ``TABLEBASE_BENCH_REPORTS`` (random accesses: None until the solver counts them)."""
     from tablebase import cli
     from tablebase.cluster import DaskScheduler
+    from tablebase.generator import PHASES
     from tablebase.schedule import LocalScheduler
 
     reports: list = []
@@ -130,6 +131,9 @@ def run_cli_recording_reports(argv: list[str]) -> None:
             "solved_entries": sum(r.entries for r in solved),
             "solve_seconds": sum(r.seconds for r in solved),
             "random_accesses": None if None in counts else sum(counts),
+            "phase_seconds": [
+                sum(r.phase_seconds[k] for r in solved) for k in range(len(PHASES))
+            ],
         }
         Path(os.environ["TABLEBASE_BENCH_REPORTS"]).write_text(json.dumps(summary))
 
@@ -247,6 +251,22 @@ def print_limit(r: dict, gather: dict[str, float]) -> None:
         f"the build ran at {100 * limit_seconds / r['wall']:.1f} % of the memory-bound limit",
         flush=True,
     )
+
+
+def print_phases(r: dict) -> None:
+    """Where the pair tasks spent their time, summed over the pairs (task seconds: with two
+    jobs the sum is about twice the wall time)."""
+    from tablebase.generator import PHASES
+
+    phases = r.get("phase_seconds")
+    total = r.get("solve_seconds") or 0.0
+    if not phases or not total:
+        return
+    parts = ", ".join(
+        f"{name} {sec:.1f} s ({100 * sec / total:.0f} %)"
+        for name, sec in zip(PHASES, phases, strict=True)
+    )
+    print(f"  pair tasks: {total:.1f} task-seconds in all; {parts}", flush=True)
 
 
 def pair_threads(pieces: int, base: Path) -> None:
@@ -379,6 +399,7 @@ def main() -> None:
             flush=True,
         )
         print_limit(r, gather)
+        print_phases(r)
         if args.pair_threads:
             pair_threads(pieces, base / "pair-threads")
         if not args.keep:

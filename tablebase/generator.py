@@ -38,8 +38,10 @@ log = logging.getLogger("tablebase.generator")
 
 @dataclass(frozen=True)
 class PairReport:
-    """What a pair task did: per slice, its stats; how long it took; and how many random
-    table accesses the solve made (reads of solved tables, predecessor visits)."""
+    """What a pair task did: per slice, its stats; how long it took; how many random
+    table accesses the solve made (reads of solved tables, predecessor visits); and where
+    the time went (:data:`PHASES`: reading the dependencies, pass 1, the level passes,
+    counting and writing the files; zeros for a pair found complete)."""
 
     slices: tuple[str, ...]
     stats: tuple[SliceStats, ...]
@@ -47,6 +49,10 @@ class PairReport:
     seconds: float
     skipped: bool
     random_accesses: int = 0
+    phase_seconds: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0)
+
+
+PHASES = ("read", "pass 1", "levels", "write")  # the parts of PairReport.phase_seconds
 
 
 class FlatTables:
@@ -87,6 +93,8 @@ class PairSolution:
     random_accesses: int
     levels: int
     unstored_bits: dict[Slice, np.ndarray]  # per slice, a bit per entry: no WDL code needed
+    pass1_seconds: float = 0.0  # pass 1 of both slices (of the last solve, if widened)
+    level_seconds: float = 0.0  # the level passes and the compaction into values
 
     def view(self, s: Slice) -> np.ndarray:
         pos, size = self.where[s]
@@ -242,10 +250,12 @@ def _solve(
 
     old_chunk = numba.set_parallel_chunksize(1)  # chunks are handed out as threads free up
     try:
+        t0 = time.perf_counter()
         top, reads = 0, 0
         for s in pair:
             t, r = init(s)
             top, reads = max(top, int(t)), reads + int(r)
+        t1 = time.perf_counter()
         vmax = solve.max_value(vb)
         level = 1
         while level <= top:
@@ -262,7 +272,8 @@ def _solve(
         numba.set_parallel_chunksize(old_chunk)
     values = state.view(np.uint8 if vb == 8 else np.uint16)[:total]
     solve.compact_values(state, vb, values)
-    return PairSolution(where, values, reads, level - 1, flags)
+    t2 = time.perf_counter()
+    return PairSolution(where, values, reads, level - 1, flags, t1 - t0, t2 - t1)
 
 
 def entry_position(variant: Variant, s: Slice, entry: int) -> Position:
@@ -330,8 +341,10 @@ def run_pair_task(
     if threads > 0:
         pass_threads(threads)
     tables = dependency_tables(dbp, variant, pair)
+    t_read = time.perf_counter() - t0
     solution = solve_tables(variant, pair, tables, threads)
     del tables
+    t_write = time.perf_counter()
     out = []
     for s in pair:
         values = solution.view(s)
@@ -344,13 +357,15 @@ def run_pair_task(
         except OSError as e:
             raise SliceWriteError(s.name, str(slice_path(dbp, s)), describe(e)) from None
         out.append(stats)
+    t_end = time.perf_counter()
     return PairReport(
         pair_names,
         tuple(out),
         entries,
-        time.perf_counter() - t0,
+        t_end - t0,
         False,
         solution.random_accesses,
+        (t_read, solution.pass1_seconds, solution.level_seconds, t_end - t_write),
     )
 
 

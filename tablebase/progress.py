@@ -13,7 +13,7 @@ import time
 
 from tqdm import tqdm
 
-from tablebase.generator import PairReport
+from tablebase.generator import PHASES, PairReport
 from tablebase.schedule import PairTask, Progress
 
 log = logging.getLogger("tablebase.progress")
@@ -71,13 +71,20 @@ class LogProgress(Progress):
             f"{st.losses} losses, longest win {st.longest_win} plies"
             for name, st in zip(report.slices, report.stats, strict=True)
         )
+        phases = ""
+        if not report.skipped:
+            phases = " [" + ", ".join(
+                f"{name} {sec:.2f} s"
+                for name, sec in zip(PHASES, report.phase_seconds, strict=True)
+            ) + "]"
         log.info(
-            "[%d/%d slices] %s %s in %.2f s (%s); %s entries/s, ETA %s",
+            "[%d/%d slices] %s %s in %.2f s%s (%s); %s entries/s, ETA %s",
             self.tally.slices_done,
             self._slices_total(),
             "+".join(report.slices),
             "verified, kept" if report.skipped else "solved",
             report.seconds,
+            phases,
             counts,
             f"{self.tally.rate():,.0f}",
             self.tally.eta(),

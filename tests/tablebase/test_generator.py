@@ -133,3 +133,23 @@ def test_value_counts_is_the_definition() -> None:
         first = int(np.flatnonzero(ok & (values == top))[0]) if wins.shape[0] else -1
         want = (v.shape[0], wins.shape[0], int(np.count_nonzero(v % 2 == 1)), top, first)
         assert tuple(int(x) for x in value_counts(values, valid, per)) == want
+
+
+def test_a_pair_report_says_where_its_time_went(db3_international, tmp_path) -> None:
+    # a 3-piece pair solved afresh beside a copy of its dependencies
+    import shutil
+
+    from tablebase.generator import PHASES, run_pair_task
+    from tablebase.slices import pair_dependencies
+
+    pair = (parse_slice("1011"), parse_slice("1110"))
+    for d in pair_dependencies(pair[0]):
+        shutil.copy(slice_path(db3_international, d), tmp_path)
+    report = run_pair_task("international", tuple(s.name for s in pair), str(tmp_path), 1)
+    assert not report.skipped
+    assert len(report.phase_seconds) == len(PHASES)
+    assert all(sec > 0 for sec in report.phase_seconds), report.phase_seconds
+    assert sum(report.phase_seconds) <= report.seconds
+    # a rerun finds the pair complete: nothing solved, no phase timed
+    again = run_pair_task("international", tuple(s.name for s in pair), str(tmp_path), 1)
+    assert again.skipped and again.phase_seconds == (0.0,) * len(PHASES)

@@ -210,13 +210,19 @@ def test_log_progress_is_one_line_per_pair_with_slices_rate_and_eta(caplog) -> N
         p.start(len(tasks), sum(t.entries for t in tasks))
         for i, t in enumerate(tasks):
             p.begin(t)
-            report = PairReport(t.names, (st,) * len(t.names), t.entries, 0.5, i == 0)
+            phases = (0.0,) * 4 if i == 0 else (0.05, 0.25, 0.125, 0.0625)
+            report = PairReport(
+                t.names, (st,) * len(t.names), t.entries, 0.5, i == 0, 0, phases
+            )
             p.done(t, report)
         p.finish()
     lines = [r.getMessage() for r in caplog.records]
     assert len(lines) == len(tasks) + 1
-    assert lines[0].startswith("[1/4 slices] 0101 verified, kept")
-    assert lines[1].startswith("[3/4 slices] 0110+1001 solved in 0.50 s (0110: 10 positions")
+    assert lines[0].startswith("[1/4 slices] 0101 verified, kept in 0.50 s (0101: 10 positions")
+    assert lines[1].startswith(
+        "[3/4 slices] 0110+1001 solved in 0.50 s [read 0.05 s, pass 1 0.25 s, levels 0.12 s,"
+        " write 0.06 s] (0110: 10 positions"
+    )
     assert "entries/s, ETA " in lines[1]
     assert lines[2].startswith("[4/4 slices] 1010 solved") and lines[2].endswith("ETA 0:00")
 
