@@ -143,12 +143,8 @@ def export_database(
 
                         source = Tablebase(src, variant, wdl_only=True)
                     packed = _with_captures(source, variant, s, packed)
-                elif not same_form:
-                    raise TableFileError(
-                        path,
-                        "stores capture positions without the values to tell which they "
-                        "are: export it with captures stored",
-                    )
+                elif not same_form:  # stored -> the older form: captures made don't-care
+                    packed = _without_captures(variant, s, packed)
         out = write_parts(
             dst, variant, s, new_attrs, packed, None if wdl_only else values, store
         )
@@ -162,29 +158,50 @@ def export_database(
     return ExportReport(len(files), positions, wdl_bytes, values_bytes)
 
 
+def _capture_blocks(variant: Variant, s: Slice):
+    """The capture positions of slice ``s`` (no king runs) block by block: their entries
+    and bitboards (:func:`tablebase.wdl.capture_entries`)."""
+    from tablebase.index import BINOM
+    from tablebase.wdl import capture_entries
+
+    counts = np.array(tuple(s), dtype=np.int64)
+    size = s.size(variant)
+    for lo in range(0, size, RESOLVE_BLOCK):
+        hi = min(size, lo + RESOLVE_BLOCK)
+        yield capture_entries(
+            lo, hi, variant.squares, variant.per_row, counts, BINOM,
+            variant.neighbours, variant.rules,
+        )  # fmt: skip
+
+
+def _without_captures(variant: Variant, s: Slice, packed: np.ndarray) -> np.ndarray:
+    """The WDL part ``packed`` of slice ``s`` in the older form: capture positions and the
+    entries that are not positions take the code before them, as the writer fills them."""
+    from tablebase.wdl import non_positions, refill
+
+    unstored = non_positions(variant, s)
+    for idx, _ in _capture_blocks(variant, s):
+        np.bitwise_or.at(unstored, idx >> 3, (1 << (idx & 7)).astype(np.uint8))
+    out = packed.copy()
+    refill(out, unstored, s.size(variant))
+    return out
+
+
 def _with_captures(source, variant: Variant, s: Slice, packed: np.ndarray) -> np.ndarray:
     """The WDL part ``packed`` of slice ``s``, which leaves capture positions to the
     prober, with each capture position's own code (probed through its captures in
     ``source``, a :class:`tablebase.probe.Tablebase`) and the entries that are not
     positions filled again with the code before them."""
-    from tablebase.index import BINOM
     from tablebase.values import WDL_CODE_OF_RESULT
-    from tablebase.wdl import capture_entries, non_positions, refill, set_codes
+    from tablebase.wdl import non_positions, refill, set_codes
 
-    counts = np.array(tuple(s), dtype=np.int64)
     out = packed.copy()
     lut = np.zeros(3, dtype=np.uint8)  # result + 1 -> code
     for r, c in WDL_CODE_OF_RESULT.items():
         lut[r + 1] = c
-    size = s.size(variant)
-    for lo in range(0, size, RESOLVE_BLOCK):
-        hi = min(size, lo + RESOLVE_BLOCK)
-        idx, boards = capture_entries(
-            lo, hi, variant.squares, variant.per_row, counts, BINOM,
-            variant.neighbours, variant.rules,
-        )  # fmt: skip
+    for idx, boards in _capture_blocks(variant, s):
         if idx.shape[0]:
             res = source.probe_batch_wdl(boards[0], boards[1], boards[2], boards[3], True)
             set_codes(out, idx, lut[res.astype(np.int64) + 1])
-    refill(out, non_positions(variant, s), size)
+    refill(out, non_positions(variant, s), s.size(variant))
     return out

@@ -186,7 +186,8 @@ def test_capture_into_a_missing_slice(db34, copies, tmp_path) -> None:
 def test_export_converts_the_older_form(db34, copies, tmp_path) -> None:
     """``tablebase export`` rewrites parts of the older form with captures stored: from the
     values in a full database, and through the captures in a WDL-only copy; both give the
-    bytes encoded from the values."""
+    bytes encoded from the values. ``--resolve-captures`` of a WDL-only copy storing
+    captures gives the older form's bytes."""
     full_old = tmp_path / "full-old" / "international"
     run("export", "--resolve-captures", str(db34), str(full_old))
     assert not any(read_attrs(p)["wdl_captures_stored"] for p in full_old.glob("*.h5"))
@@ -195,6 +196,8 @@ def test_export_converts_the_older_form(db34, copies, tmp_path) -> None:
     wdl_new = tmp_path / "wdl-new" / "international"
     r = run("export", "--wdl-only", str(copies["resolved"]), str(wdl_new))
     assert "wdl only" in r.stdout
+    wdl_old = tmp_path / "wdl-old" / "international"
+    run("export", "--wdl-only", "--resolve-captures", str(copies["stored"]), str(wdl_old))
     for path in sorted(db34.glob("*.h5")):
         s = parse_slice(path.stem)
         want = encode_wdl(INTERNATIONAL, s, read_slice(path, INTERNATIONAL, s))
@@ -203,6 +206,9 @@ def test_export_converts_the_older_form(db34, copies, tmp_path) -> None:
             assert stored, f"{db} {s.name}"
             np.testing.assert_array_equal(packed, want, err_msg=f"{db} {s.name}")
         old = read_wdl(slice_path(full_old, s), INTERNATIONAL, s)
+        packed, stored = read_wdl_part(slice_path(wdl_old, s), INTERNATIONAL, s)
+        assert not stored
+        np.testing.assert_array_equal(packed, old, err_msg=f"{wdl_old} {s.name}")
         if s.pieces >= 3:
             assert not np.array_equal(old, want), s.name  # the older form differs
     np.testing.assert_array_equal(
