@@ -2,11 +2,12 @@
 
 Positions are drawn at random from the slices with the most pieces (either side to move), and
 the same positions are probed in one run through the ``values`` part (``probe_batch``,
-``probe``) and through the two-bit ``wdl`` part, which resolves capture positions through
-their captures (``probe_batch_wdl``, ``probe_wdl`` on the database opened ``wdl_only``, as a
-WDL-only copy is). Results are checked to agree. The WDL batch is also timed on the positions
-without a capture pending and on those with one apart (the latter are resolved through their
-captures: move generation, the bulk of the time). One line per case:
+``probe``) and through the two-bit ``wdl`` part (``probe_batch_wdl``, ``probe_wdl`` on the
+database opened ``wdl_only``, as a WDL-only copy is), which reads a capture position's code
+where the slice stores it and otherwise resolves it through its captures. Results are
+checked to agree. The WDL batch is also timed on the positions without a capture pending and
+on those with one apart (in slices that leave captures to the prober, the latter are
+resolved through their captures: move generation, the bulk of the time). One line per case:
 
     python scripts/bench_probe.py DB [--wdl WDL_DB] [--positions 5000000] [--pieces 5]
 
@@ -49,14 +50,18 @@ def sample_positions(tb, count: int, pieces: int | None, seed: int = 0) -> list[
 
 
 def capture_pending(tb, arrs) -> np.ndarray:
-    """Bool per position: the side to move must capture (the WDL part does not hold it)."""
+    """Bool per position: the side to move must capture (whether its slice stores the
+    code or not)."""
     from tablebase.index import BINOM
     from tablebase.wdl import LOC_CAPTURE, locate_batch
 
     v = tb.variant
     res = np.zeros(arrs[0].shape[0], dtype=np.int8)
     loc = np.empty(arrs[0].shape[0], dtype=np.int64)
-    locate_batch(tb._wdl_offsets, v.neighbours, v.rules, BINOM, arrs[4], *arrs[:4], res, loc)
+    none_stored = np.zeros(tb._wdl_offsets.shape[0], dtype=np.bool_)  # find every capture
+    locate_batch(
+        tb._wdl_offsets, none_stored, v.neighbours, v.rules, BINOM, arrs[4], *arrs[:4], res, loc
+    )
     return loc == LOC_CAPTURE
 
 

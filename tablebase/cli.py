@@ -567,18 +567,31 @@ def stats_cmd(variant: str, db: str | None, as_json: bool, plot_file: str | None
     is_flag=True,
     help="Write only the compact win/draw/loss part (the distribution copy; no distances).",
 )
+@click.option(
+    "--resolve-captures",
+    is_flag=True,
+    help="Leave capture positions out of the win/draw/loss part (smaller; a probe then "
+    "resolves them through their captures, several times slower).",
+)
 @click.argument("src", type=click.Path(file_okay=False))
 @click.argument("dst", type=click.Path(file_okay=False))
-def export_cmd(wdl_only: bool, src: str, dst: str) -> None:
+def export_cmd(wdl_only: bool, resolve_captures: bool, src: str, dst: str) -> None:
     """Copy the database SRC into the new directory DST in the current format (this also
-    converts databases of format version 1); with --wdl-only, the win/draw/loss part alone."""
+    converts older databases: format version 1, and win/draw/loss parts that leave capture
+    positions to the prober); with --wdl-only, the win/draw/loss part alone."""
     from tablebase.export import export_database
     from tablebase.storage import TableFileError
 
     setup_logging()
     log = logging.getLogger("tablebase.export")
     try:
-        r = export_database(src, dst, wdl_only, on_slice=lambda s: log.info("%s exported", s.name))
+        r = export_database(
+            src,
+            dst,
+            wdl_only,
+            on_slice=lambda s: log.info("%s exported", s.name),
+            resolve_captures=resolve_captures,
+        )
     except (ValueError, TableFileError) as e:
         fail(str(e))
     except OSError as e:

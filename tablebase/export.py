@@ -6,6 +6,15 @@ compact win/draw/loss part and the slice attributes (counts, longest win, distan
 histogram), the copy to download or ship. Every file is read and checked before it is
 copied and written under a temporary name, checked and renamed (:mod:`tablebase.storage`),
 so a file with its final name in ``DST`` is complete.
+
+The WDL part is written with capture positions' codes stored (``captures="stored"``), so
+that a probe reads one code. A WDL part that leaves captures to the prober (files written
+before) is rewritten: from the values where the file has them; in a WDL-only file, each
+capture position's result is found through its captures in ``SRC`` itself (the smaller
+slices its captures reach must be there, as a probe of it needs them). In a slice with king
+runs (Frisian) the solver always kept capture positions' codes, so the part is copied and
+flagged. ``resolve_captures=True`` writes the older, smaller form instead (capture positions
+left to the prober).
 """
 
 from __future__ import annotations
@@ -15,8 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import h5py
+import numpy as np
 
-from tablebase.rules.variants import get_variant
+from tablebase.rules.variants import Variant, get_variant
 from tablebase.slices import Slice, parse_slice
 from tablebase.storage import (
     DATASET,
@@ -34,7 +44,8 @@ from tablebase.storage import (
 from tablebase.values import dtw_histogram
 
 # attributes describing the file rather than the slice: written afresh by write_parts
-_FILE_KEYS = ("format_version", "parts", "value_bits")
+_FILE_KEYS = ("format_version", "parts", "value_bits", "wdl_captures_stored")
+RESOLVE_BLOCK = 1 << 22  # entries per block when resolving a WDL-only file's captures
 
 
 @dataclass(frozen=True)
@@ -73,10 +84,13 @@ def export_database(
     dst: Path | str,
     wdl_only: bool = False,
     on_slice: Callable[[Slice], None] | None = None,
+    resolve_captures: bool = False,
 ) -> ExportReport:
     """Copy every slice of ``src`` into ``dst`` (format version 2; ``wdl_only``: the WDL part
-    alone). Raises ValueError if ``src`` has no slice files or ``dst`` already has some, and
-    :class:`TableFileError` for a damaged source file (nothing half-written is left)."""
+    alone), the WDL part with capture positions' codes stored (``resolve_captures``: left to
+    the prober, the older form). Raises ValueError if ``src`` has no slice files or ``dst``
+    already has some, and :class:`TableFileError` for a damaged source file (nothing
+    half-written is left)."""
     src, dst = Path(src), Path(dst)
     if not src.is_dir():
         raise ValueError(f"database directory {src} does not exist")
@@ -89,16 +103,22 @@ def export_database(
         raise ValueError(f"{dst} already holds slice files: export into a new directory")
     dst.mkdir(parents=True, exist_ok=True)
     positions = wdl_bytes = values_bytes = 0
+    source = None  # src opened for probing, to resolve a WDL-only file's captures
+    from tablebase.wdl import encode_wdl
+
     for s, path in files:
         attrs = read_attrs(path)
         variant = get_variant(attrs["variant"])
         if not wdl_only and not has_values(attrs):
             raise TableFileError(path, "holds win/draw/loss only: use --wdl-only to copy it")
-        need_values = not wdl_only or attrs["format_version"] == 1
+        runs = variant.king_move_limit > 0
+        store = runs or not resolve_captures  # the solver keeps captures where runs are
+        # the WDL part is encoded afresh from the values unless it can be copied
+        same_form = attrs["wdl_captures_stored"] == store or runs
+        reencode = attrs["format_version"] == 1 or (not same_form and has_values(attrs))
+        need_values = not wdl_only or reencode
         values = read_slice(path, variant, s) if need_values else None
         if values is not None and attrs["format_version"] == 1:
-            from tablebase.wdl import encode_wdl
-
             stats = SliceStats(
                 attrs["positions"],
                 attrs["wins"],
@@ -110,11 +130,24 @@ def export_database(
             new_attrs = slice_attrs(
                 variant, s, stats, attrs["longest_win_fen"], dtw_histogram(values)
             )
-            packed = encode_wdl(variant, s, values)
+            packed = encode_wdl(variant, s, values, captures=store)
         else:
             new_attrs = {k: v for k, v in attrs.items() if k not in _FILE_KEYS}
-            packed = read_wdl(path, variant, s)
-        out = write_parts(dst, variant, s, new_attrs, packed, None if wdl_only else values)
+            if reencode:
+                packed = encode_wdl(variant, s, values, captures=store)
+            else:
+                packed = read_wdl(path, variant, s)
+                if not same_form and store:  # a WDL-only file leaving captures to the prober
+                    if source is None:
+                        from tablebase.probe import Tablebase
+
+                        source = Tablebase(src, variant, wdl_only=True)
+                    packed = _with_captures(source, variant, s, packed)
+                elif not same_form:  # stored -> the older form: captures made don't-care
+                    packed = _without_captures(variant, s, packed)
+        out = write_parts(
+            dst, variant, s, new_attrs, packed, None if wdl_only else values, store
+        )
         w, v = part_bytes(out)
         positions += int(new_attrs["positions"])
         wdl_bytes += w
@@ -123,3 +156,52 @@ def export_database(
             on_slice(s)
     assert all(slice_path(dst, s).exists() for s, _ in files)
     return ExportReport(len(files), positions, wdl_bytes, values_bytes)
+
+
+def _capture_blocks(variant: Variant, s: Slice):
+    """The capture positions of slice ``s`` (no king runs) block by block: their entries
+    and bitboards (:func:`tablebase.wdl.capture_entries`)."""
+    from tablebase.index import BINOM
+    from tablebase.wdl import capture_entries
+
+    counts = np.array(tuple(s), dtype=np.int64)
+    size = s.size(variant)
+    for lo in range(0, size, RESOLVE_BLOCK):
+        hi = min(size, lo + RESOLVE_BLOCK)
+        yield capture_entries(
+            lo, hi, variant.squares, variant.per_row, counts, BINOM,
+            variant.neighbours, variant.rules,
+        )  # fmt: skip
+
+
+def _without_captures(variant: Variant, s: Slice, packed: np.ndarray) -> np.ndarray:
+    """The WDL part ``packed`` of slice ``s`` in the older form: capture positions and the
+    entries that are not positions take the code before them, as the writer fills them."""
+    from tablebase.wdl import non_positions, refill
+
+    unstored = non_positions(variant, s)
+    for idx, _ in _capture_blocks(variant, s):
+        np.bitwise_or.at(unstored, idx >> 3, (1 << (idx & 7)).astype(np.uint8))
+    out = packed.copy()
+    refill(out, unstored, s.size(variant))
+    return out
+
+
+def _with_captures(source, variant: Variant, s: Slice, packed: np.ndarray) -> np.ndarray:
+    """The WDL part ``packed`` of slice ``s``, which leaves capture positions to the
+    prober, with each capture position's own code (probed through its captures in
+    ``source``, a :class:`tablebase.probe.Tablebase`) and the entries that are not
+    positions filled again with the code before them."""
+    from tablebase.values import WDL_CODE_OF_RESULT
+    from tablebase.wdl import non_positions, refill, set_codes
+
+    out = packed.copy()
+    lut = np.zeros(3, dtype=np.uint8)  # result + 1 -> code
+    for r, c in WDL_CODE_OF_RESULT.items():
+        lut[r + 1] = c
+    for idx, boards in _capture_blocks(variant, s):
+        if idx.shape[0]:
+            res = source.probe_batch_wdl(boards[0], boards[1], boards[2], boards[3], True)
+            set_codes(out, idx, lut[res.astype(np.int64) + 1])
+    refill(out, non_positions(variant, s), s.size(variant))
+    return out

@@ -9,8 +9,10 @@ not in the database raises :class:`MissingSliceError` naming the slice.
 
 A database holding distances is probed through its ``values`` part. A WDL-only database
 (``tablebase export --wdl-only``), or any database opened with ``wdl_only=True``, is probed
-through its compact ``wdl`` part (a quarter of the memory), where the result of a position
-whose side to move can capture is resolved through its captures (:mod:`tablebase.wdl`):
+through its compact ``wdl`` part (a quarter of the memory), one read per position where the
+slice stores its capture positions' codes (files written now); in slices written before,
+the result of a position whose side to move can capture is resolved through its captures
+(:mod:`tablebase.wdl`):
 ``probe_wdl`` and ``probe_batch_wdl`` answer as usual, ``probe`` and ``best_moves`` give
 ``None`` for every distance, and ``probe_dtw``, ``probe_byte`` and ``probe_batch`` raise
 :class:`DistancesUnavailableError`.
@@ -36,7 +38,7 @@ from tablebase.storage import (
     has_values,
     read_attrs,
     read_slice,
-    read_wdl,
+    read_wdl_part,
     slice_path,
 )
 from tablebase.values import RESULT_NAMES, decode, result_of_code
@@ -111,8 +113,11 @@ class Tablebase:
         self._flat = np.zeros(0, dtype=np.uint8)
         self._flat_offsets = np.full(4096, -1, dtype=np.int64)
         self._wdl_tables: dict[int, np.ndarray] = {}
+        self._captures_stored: dict[int, bool] = {}  # per material code read, as read_wdl_part
         self._wdl_flat = np.zeros(0, dtype=np.uint8)
         self._wdl_offsets = np.full(4096, -1, dtype=np.int64)
+        # per material code: the slice's WDL part stores capture positions' codes
+        self._wdl_stored = np.zeros(4096, dtype=np.bool_)
         self._local = threading.local()
 
     def __enter__(self) -> Tablebase:
@@ -127,8 +132,10 @@ class Tablebase:
         self._flat = np.zeros(0, dtype=np.uint8)
         self._flat_offsets = np.full(4096, -1, dtype=np.int64)
         self._wdl_tables.clear()
+        self._captures_stored.clear()
         self._wdl_flat = np.zeros(0, dtype=np.uint8)
         self._wdl_offsets = np.full(4096, -1, dtype=np.int64)
+        self._wdl_stored = np.zeros(4096, dtype=np.bool_)
 
     # --- slices -----------------------------------------------------------------------
     def _slice_files(self) -> list[Path]:
@@ -232,7 +239,7 @@ class Tablebase:
             return self._wdl_with_runs(p)
         boards = (p.white_men, p.white_kings, p.black_men, p.black_kings)
         while True:
-            tables = (self._wdl_flat, self._wdl_offsets, v.neighbours, v.rules)
+            tables = (self._wdl_flat, self._wdl_offsets, self._wdl_stored, v.neighbours, v.rules)
             r = result_quick(*tables, p.white_to_move, *boards)
             if r == NEEDS_CAPTURES:
                 buffers = getattr(self._local, "buffers", None)
@@ -245,10 +252,9 @@ class Tablebase:
 
     def _wdl_with_runs(self, p: Position) -> int:
         """:meth:`probe_wdl` of a position in which a side has a king run going (Frisian):
-        its own entry if the side to move cannot capture, else the best of its captures
-        (each ends the capturer's run; ``play`` carries the other side's)."""
-        if has_capture(p):
-            return max(-self.probe_wdl(play(p, m)) for m in legal_moves(p))
+        its own entry if the side to move cannot capture or its slice stores captures, else
+        the best of its captures (each ends the capturer's run; ``play`` carries the other
+        side's)."""
         s, _ = normalise(p)
         if s.wm + s.wk == 0:
             return -1  # the side to move has no pieces: lost
@@ -256,6 +262,8 @@ class Tablebase:
             raise ValueError(f"{p.fen()}: the side not to move has no pieces; game over")
         if s.code >= len(self._wdl_offsets) or self._wdl_offsets[s.code] < 0:
             self._load_wdl([s.code], p)
+        if not self._wdl_stored[s.code] and has_capture(p):
+            return max(-self.probe_wdl(play(p, m)) for m in legal_moves(p))
         e = int(self._wdl_offsets[s.code]) * 4 + _entry_with_runs(p)
         code = (int(self._wdl_flat[e >> 2]) >> ((e & 3) * 2)) & 3
         return result_of_code(code)
@@ -355,15 +363,26 @@ class Tablebase:
             self._load_wdl(present.tolist())
         while True:
             out, need = results_staged(
-                self._wdl_flat, self._wdl_offsets, v, wtm, wm, wk, bm, bk, get_num_threads()
+                self._wdl_flat,
+                self._wdl_offsets,
+                self._wdl_stored,
+                v,
+                wtm,
+                wm,
+                wk,
+                bm,
+                bk,
+                get_num_threads(),
             )
             if need < 0:
                 return out
             self._load_wdl([need])
 
     def _load_wdl(self, codes: list[int], pos: Position | None = None) -> None:
-        """Load the WDL parts of slices ``codes`` and of every slice their captures reach
-        (those present), laid end to end in one array with ``offsets[code]`` in bytes."""
+        """Load the WDL parts of slices ``codes`` and, for a slice that leaves captures to
+        the prober, of every slice its captures reach (those present), laid end to end in
+        one array with ``offsets[code]`` in bytes and ``stored[code]`` set for the slices
+        that store their capture positions' codes."""
         fen = pos.fen() if pos is not None else ""
         added = False
         for code in codes:
@@ -378,6 +397,8 @@ class Tablebase:
                 continue
             self._wdl_tables[code] = self.wdl_table(s, fen)
             added = True
+            if self._captures_stored[code]:
+                continue  # its capture positions are read, not resolved
             for t in capture_closure(s):
                 if t.code not in self._wdl_tables and slice_path(self.path, t).exists():
                     self._wdl_tables[t.code] = self.wdl_table(t, fen)
@@ -386,13 +407,19 @@ class Tablebase:
         self._wdl_flat, self._wdl_offsets = concatenate_tables(
             {c: self._wdl_tables[c] for c in sorted(self._wdl_tables)}
         )
+        stored = np.zeros(len(self._wdl_offsets), dtype=np.bool_)
+        for c, flag in self._captures_stored.items():
+            stored[c] = flag
+        self._wdl_stored = stored
 
     def wdl_table(self, s: Slice, fen: str = "") -> np.ndarray:
         """The packed WDL part of slice ``s`` (read and checked; see :mod:`tablebase.wdl`)."""
         path = slice_path(self.path, s)
         if not path.exists():
             raise MissingSliceError(s.name, self.path, fen)
-        return read_wdl(path, self.variant, s)
+        packed, stored = read_wdl_part(path, self.variant, s)
+        self._captures_stored[s.code] = stored
+        return packed
 
     def _rebuild_flat(self, codes: np.ndarray) -> None:
         """Lay the slices batch probes need end to end in one array (kept between calls)."""

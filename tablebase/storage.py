@@ -4,8 +4,9 @@ One file per slice, ``<db>/<wmwkbmbk>.h5`` (format version 2, ``docs/FORMAT.md``
 description in the file's attributes and two parts, each a dataset of its own that can be
 read (or shipped) without the other:
 
-- ``wdl``: win/draw/loss, two bits per entry, capture positions left to the prober
-  (:mod:`tablebase.wdl`);
+- ``wdl``: win/draw/loss, two bits per entry (:mod:`tablebase.wdl`), every position's own
+  code (``captures="stored"`` on the dataset, written by default) or, in files written by
+  earlier versions, with capture positions left to the prober;
 - ``values``: result and distance-to-win, one value per entry (:mod:`tablebase.values`),
   ``uint8`` or, where a distance needs it, ``uint16``. A WDL-only copy
   (``tablebase export --wdl-only``) has no ``values``.
@@ -46,6 +47,14 @@ WDL_ENCODING = (
     "2 bits per entry, entry i in bits 2*(i%4) of byte i//4: 0 draw, 1 win, 2 loss (side to "
     "move); entries that are not positions or whose side to move can capture hold any code"
 )
+WDL_ENCODING_STORED = (
+    "2 bits per entry, entry i in bits 2*(i%4) of byte i//4: 0 draw, 1 win, 2 loss (side to "
+    "move); every position holds its code, capture positions included; entries that are "
+    "not positions hold any code"
+)
+# the ``captures`` attribute of the wdl dataset: "stored" where capture positions hold their
+# own code; absent (files written before it) or "resolved": the prober resolves them
+WDL_CAPTURES = "captures"
 
 
 class TableFileError(Exception):
@@ -89,20 +98,24 @@ def write_slice(
     stats: SliceStats,
     example_fen: str,
     dont_care: np.ndarray | None = None,
+    captures: bool = True,
 ) -> Path:
     """Write both parts of slice ``s`` (its WDL part derived from ``values``) to ``db``
     atomically; returns the final path. ``values`` is ``uint8`` or ``uint16``.
 
-    ``dont_care`` (optional, bool per entry or a bit per entry, bit ``i & 7`` of byte
-    ``i >> 3``) marks the entries whose WDL code is never read:
-    those that are not positions and the capture positions, exactly. A solver that knows
-    them passes them to save a pass over the slice; otherwise they are found here."""
+    The WDL part stores every position's code, capture positions included (``captures``
+    True, the default; the entries that are not positions are found here). ``captures``
+    False writes the older form, capture positions left to the prober; then ``dont_care``
+    (optional, bool per entry or a bit per entry, bit ``i & 7`` of byte ``i >> 3``) marks
+    the entries whose WDL code is never read, those that are not positions and the capture
+    positions, exactly: a solver that knows them passes them to save a pass over the slice.
+    With captures stored ``dont_care`` is not read."""
     from tablebase.wdl import encode_wdl
 
     value_bits(values)  # TypeError for another type
-    packed = encode_wdl(variant, s, values, numba.get_num_threads(), dont_care)
+    packed = encode_wdl(variant, s, values, numba.get_num_threads(), dont_care, captures)
     attrs = slice_attrs(variant, s, stats, example_fen, dtw_histogram(values))
-    return write_parts(db, variant, s, attrs, packed, values)
+    return write_parts(db, variant, s, attrs, packed, values, captures)
 
 
 def slice_attrs(
@@ -136,8 +149,10 @@ def write_parts(
     attrs: dict,
     wdl: np.ndarray,
     values: np.ndarray | None = None,
+    captures: bool = True,
 ) -> Path:
-    """Write a slice file from its attributes and parts (``values`` None: a WDL-only file)
+    """Write a slice file from its attributes and parts (``values`` None: a WDL-only file;
+    ``captures``: the WDL part stores capture positions' codes, flagged on the dataset)
     under a temporary name, re-read and check it, then rename it; returns the final path."""
     final = slice_path(db, s)
     tmp = final.with_name(f"{final.name}.{os.getpid()}.tmp")
@@ -153,7 +168,9 @@ def write_parts(
         threads = numba.get_num_threads()
         ds = write_dataset(f, WDL_DATASET, wdl, CHUNK, WDL_GZIP_LEVEL, False, threads)
         ds.attrs["sha256"] = checksum(wdl)
-        ds.attrs["encoding"] = WDL_ENCODING
+        ds.attrs["encoding"] = WDL_ENCODING_STORED if captures else WDL_ENCODING
+        if captures:
+            ds.attrs[WDL_CAPTURES] = "stored"
         if values is not None:
             bits = value_bits(values)
             little = values.astype(values.dtype.newbyteorder("<"), copy=False)
@@ -204,7 +221,9 @@ def check_header(path: Path | str, variant: Variant, s: Slice) -> dict:
 
 def read_attrs(path: Path | str) -> dict:
     """The attributes describing a slice file (no data read), whatever its format version,
-    with ``format_version``, ``parts`` and (if it has distances) ``value_bits``; raises
+    with ``format_version``, ``parts``, ``wdl_captures_stored`` (True if a probe may read a
+    capture position's WDL code: the part stores it, or a version 1 file, whose WDL codes
+    come from the values) and (if it has distances) ``value_bits``; raises
     :class:`TableFileError` for an unreadable file or a format this program cannot read."""
     try:
         with h5py.File(path, "r") as f:
@@ -221,7 +240,9 @@ def _file_attrs(path: Path, f: h5py.File) -> dict:
             raise TableFileError(path, "not a slice file (no format_version, no values)")
         attrs = {k: _plain(v) for k, v in f[DATASET].attrs.items()}
         attrs.pop("sha256", None)
-        return dict(attrs, format_version=1, parts="values", value_bits=8)
+        return dict(
+            attrs, format_version=1, parts="values", value_bits=8, wdl_captures_stored=True
+        )
     if version not in READABLE_VERSIONS:
         raise TableFileError(
             path,
@@ -231,6 +252,10 @@ def _file_attrs(path: Path, f: h5py.File) -> dict:
         )
     if DATASET in f:
         attrs["value_bits"] = _plain(f[DATASET].attrs.get("value_bits", 8))
+    wdl = f.get(WDL_DATASET)
+    attrs["wdl_captures_stored"] = (
+        wdl is not None and _plain(wdl.attrs.get(WDL_CAPTURES, "resolved")) == "stored"
+    )
     return attrs
 
 
@@ -280,6 +305,14 @@ def read_wdl(path: Path | str, variant: Variant, s: Slice, check: bool = True) -
     """The packed WDL part of slice ``s`` (:mod:`tablebase.wdl`); for a version 1 file it
     is derived from the values, every entry exact. Raises :class:`TableFileError` as
     :func:`read_slice` does."""
+    return read_wdl_part(path, variant, s, check)[0]
+
+
+def read_wdl_part(
+    path: Path | str, variant: Variant, s: Slice, check: bool = True
+) -> tuple[np.ndarray, bool]:
+    """:func:`read_wdl` and whether a probe may read a capture position's code in it
+    (``wdl_captures_stored`` of :func:`read_attrs`)."""
     from tablebase.wdl import exact_wdl, packed_size
 
     path = Path(path)
@@ -290,7 +323,7 @@ def read_wdl(path: Path | str, variant: Variant, s: Slice, check: bool = True) -
             attrs = _file_attrs(path, f)
             _check_attrs(path, attrs, variant, s)
             if attrs["format_version"] == 1:
-                return exact_wdl(read_slice(path, variant, s, check))
+                return exact_wdl(read_slice(path, variant, s, check)), True
             ds = f[WDL_DATASET]
             size = packed_size(s.size(variant))
             if ds.dtype != np.uint8 or ds.shape != (size,):
@@ -302,7 +335,7 @@ def read_wdl(path: Path | str, variant: Variant, s: Slice, check: bool = True) -
         raise TableFileError(path, f"truncated or damaged slice file ({e})") from None
     if check and checksum(packed) != digest:
         raise TableFileError(path, "checksum mismatch: the wdl part was altered or damaged")
-    return packed
+    return packed, bool(attrs["wdl_captures_stored"])
 
 
 def _check_attrs(path: Path, attrs: dict, variant: Variant, s: Slice) -> None:

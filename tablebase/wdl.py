@@ -3,17 +3,23 @@
 Each index entry gets a two-bit code (:mod:`tablebase.values`: draw 0, win 1, loss 2), four
 entries to a byte, entry ``i`` in bits ``2 * (i % 4)`` and up of byte ``i // 4``.
 
-**Don't-care entries.** Two kinds of entries never need their code read: entries that are not
-positions (two men on one square) and positions whose side to move has a capture. A capture
-position's result follows from its captures, whose positions have fewer pieces and so lie in
-smaller slices; the prober resolves it there (recursively, as a capture may lead to another
-capture position). The writer stores in each don't-care entry the code of the last entry
-before it that is not don't-care (the slice's first code for a leading run), which lengthens
-runs of equal codes and lets gzip shrink them: see ``docs/FORMAT.md`` for the figures.
+**Two forms.** Entries that are not positions (two men on one square) never need their code
+read. A part **with captures stored** (written by default; ``captures="stored"`` on the
+dataset, :data:`tablebase.storage.WDL_CAPTURES`) holds every position's own code, capture
+positions included: a probe reads one code. A part **with captures resolved** (the older
+form, still read) leaves capture positions don't-care as well: a capture position's result
+follows from its captures, whose positions have fewer pieces and so lie in smaller slices,
+and the prober resolves it there (recursively, as a capture may lead to another capture
+position). Either way the writer stores in each don't-care entry the code of the last entry
+before it that is not don't-care (the slice's first code for a leading run), which
+lengthens runs of equal codes and lets gzip shrink them: see ``docs/FORMAT.md`` for the
+figures.
 
-**Probing invariant.** A position's result is its stored code if the side to move has no
-capture; otherwise it is the best, for the mover, of the negated results of the positions
-after each legal capture. The stored code of a capture position is never read.
+**Probing invariant.** A position's result is its stored code if its slice stores captures
+(``stored[code]``, one flag per material code beside ``offsets``) or the side to move has
+no capture; otherwise it is the best, for the mover, of the negated results of the positions
+after each legal capture. The stored code of a capture position is read only in a slice
+that stores captures.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from numba import njit, prange
 from tablebase.index import (
     BINOM,
     REVERSE16,
+    _unrank_colex,
     cursor_boards,
     cursor_next,
     cursor_start,
@@ -176,16 +183,64 @@ def unpack(packed: np.ndarray, entries: int) -> np.ndarray:
     return out.reshape(-1)[:entries]
 
 
+@njit(cache=True)
+def non_position_bits(boards, per, nsq, width, counts, binom):
+    """A bit per entry (bit ``i & 7`` of byte ``i >> 3``), set where the entry is not a
+    position: a white and a black man on one square. ``boards`` entries of ``per`` run
+    states each (1 without king runs). The men are ranked outermost in the index, so each
+    placement of the two groups of men owns one contiguous block of entries."""
+    size = boards * per
+    out = np.zeros((size + 7) // 8, dtype=np.uint8)
+    if counts[0] == 0 or counts[2] == 0:
+        return out
+    a = nsq - width
+    n_wm = binom[a, counts[0]]
+    n_bm = binom[a, counts[2]]
+    block = boards // (n_wm * n_bm) * per  # entries per placement of the men
+    for r_wm in range(n_wm):
+        wm = _unrank_colex(r_wm, counts[0], a, binom) << np.uint64(width)
+        for r_bm in range(n_bm):
+            if wm & _unrank_colex(r_bm, counts[2], a, binom):
+                i = (r_wm * n_bm + r_bm) * block
+                stop = i + block
+                while i < stop and i & 7:
+                    out[i >> 3] |= np.uint8(1 << (i & 7))
+                    i += 1
+                while i + 8 <= stop:
+                    out[i >> 3] = 255
+                    i += 8
+                while i < stop:
+                    out[i >> 3] |= np.uint8(1 << (i & 7))
+                    i += 1
+    return out
+
+
+def non_positions(variant: Variant, s: Slice) -> np.ndarray:
+    """:func:`non_position_bits` of slice ``s`` (with its king-run states)."""
+    cw, cb = s.run_states(variant)
+    counts = np.array(tuple(s), dtype=np.int64)
+    return non_position_bits(
+        s.boards(variant), cw * cb, variant.squares, variant.per_row, counts, BINOM
+    )
+
+
 def encode_wdl(
     variant: Variant,
     s: Slice,
     values: np.ndarray,
     threads: int = 1,
     dont_care: np.ndarray | None = None,
+    captures: bool = True,
 ) -> np.ndarray:
-    """The packed WDL part of slice ``s`` from its values, don't-care entries filled;
-    ``dont_care`` (bool per entry, or a bit per entry as the solver keeps them: non-positions
-    and capture positions) saves finding them."""
+    """The packed WDL part of slice ``s`` from its values, don't-care entries filled.
+
+    ``captures`` True (the default): captures stored, only the entries that are not
+    positions are don't-care (found here; ``dont_care`` is not needed and not read). False:
+    the older form, capture positions don't-care too; ``dont_care`` (bool per entry, or a
+    bit per entry as the solver keeps them: non-positions and capture positions) saves
+    finding them."""
+    if captures:
+        return pack_filled(values, non_positions(variant, s))
     if dont_care is None:
         if variant.king_move_limit > 0:  # filled_codes reads entry i as board i
             raise ValueError(
@@ -245,6 +300,85 @@ def pack_filled(values, unstored, block=PACK_BLOCK):
     return out
 
 
+@njit(cache=True, parallel=True)
+def capture_entries(lo, hi, nsq, width, counts, binom, nbr, rules, nsub=16):
+    """The entries ``lo..hi`` of a slice without king runs that are capture positions (the
+    side to move, white, can capture), and their bitboards (``boards[0..3]``: wm, wk, bm,
+    bk); ``nsub`` parts of the range searched in parallel."""
+    n = hi - lo
+    idx = np.empty(n, dtype=np.int64)
+    boards_out = np.empty((4, n), dtype=np.uint64)
+    found = np.zeros(nsub, dtype=np.int64)
+    step = (n + nsub - 1) // nsub
+    for k in prange(nsub):
+        a = lo + k * step
+        b = min(hi, a + step)
+        if a >= b:
+            continue
+        cur = np.zeros((4, 8), dtype=np.int64)
+        boards = np.zeros(5, dtype=np.uint64)
+        free1 = np.zeros(64, dtype=np.int64)
+        free2 = np.zeros(64, dtype=np.int64)
+        cursor_start(a, nsq, width, counts, binom, cur)
+        cursor_boards(nsq, width, counts, cur, 0, boards, free1, free2)
+        m = a - lo  # this part's own region of the output
+        for i in range(a, b):
+            if i > a:
+                changed = cursor_next(nsq, width, counts, cur)
+                cursor_boards(nsq, width, counts, cur, changed, boards, free1, free2)
+            if boards[4] != 0 and mg.has_capture(
+                nbr, rules, True, boards[0], boards[1], boards[2], boards[3]
+            ):
+                idx[m] = i
+                for g in range(4):
+                    boards_out[g, m] = boards[g]
+                m += 1
+        found[k] = m - (a - lo)
+    total = found.sum()
+    out_idx = np.empty(total, dtype=np.int64)
+    out_boards = np.empty((4, total), dtype=np.uint64)
+    m = 0
+    for k in range(nsub):
+        a = k * step
+        for j in range(found[k]):
+            out_idx[m] = idx[a + j]
+            for g in range(4):
+                out_boards[g, m] = boards_out[g, a + j]
+            m += 1
+    return out_idx, out_boards
+
+
+@njit(cache=True)
+def set_codes(packed, idx, codes):
+    """Store code ``codes[k]`` at entry ``idx[k]`` of a packed part."""
+    for k in range(idx.shape[0]):
+        i = idx[k]
+        shift = (i & 3) * 2
+        packed[i >> 2] = (packed[i >> 2] & np.uint8(~(3 << shift) & 255)) | np.uint8(
+            codes[k] << shift
+        )
+
+
+@njit(cache=True)
+def refill(packed, unstored, n):
+    """Give each of the ``n`` entries of a packed part whose bit is set in ``unstored`` the
+    code of the last entry before it whose bit is clear (the first such code for a leading
+    run; draw if none), as the writer does."""
+    prev = 0
+    for i in range(n):
+        if not (unstored[i >> 3] >> (i & 7)) & 1:
+            prev = (packed[i >> 2] >> ((i & 3) * 2)) & 3
+            break
+    for i in range(n):
+        shift = (i & 3) * 2
+        if (unstored[i >> 3] >> (i & 7)) & 1:
+            packed[i >> 2] = (packed[i >> 2] & np.uint8(~(3 << shift) & 255)) | np.uint8(
+                prev << shift
+            )
+        else:
+            prev = (packed[i >> 2] >> shift) & 3
+
+
 @njit(cache=True)
 def codes_of(values):
     """The WDL code of every value."""
@@ -287,15 +421,16 @@ def entry_of(rules, binom, wm, wk, bm, bk):
 
 
 @njit(cache=True, inline="always")
-def _stored_result(flat, offsets, nbr, rules, binom, wm, wk, bm, bk):
+def _stored_result(flat, offsets, stored, nbr, rules, binom, wm, wk, bm, bk):
     """``(final, result)`` of a white-to-move position before looking at its captures:
-    final with the result (or ``NO_TABLE - code``) unless the side to move can capture."""
+    final with the result (or ``NO_TABLE - code``) unless the side to move can capture and
+    its slice leaves captures to the prober (``stored[code]`` False)."""
     if (wm | wk) == 0:
         return True, -1
     code = material_code(wm, wk, bm, bk)
     if code == UNCODED or offsets[code] < 0 or (bm | bk) == 0:
         return True, NO_TABLE - code  # no black pieces: no slice (the caller reports it)
-    if mg.has_capture(nbr, rules, True, wm, wk, bm, bk):
+    if not stored[code] and mg.has_capture(nbr, rules, True, wm, wk, bm, bk):
         return False, 0
     idx = entry_of(rules, binom, wm, wk, bm, bk)
     c = (flat[offsets[code] + (idx >> 2)] >> ((idx & 3) * 2)) & 3
@@ -307,14 +442,17 @@ def _stored_result(flat, offsets, nbr, rules, binom, wm, wk, bm, bk):
 
 
 @njit(cache=True)
-def result_white(flat, offsets, nbr, rules, binom, rev16, wm, wk, bm, bk, moves, ws, frames):
+def result_white(
+    flat, offsets, stored, nbr, rules, binom, rev16, wm, wk, bm, bk, moves, ws, frames
+):
     """Result (+1 / 0 / -1) of a white-to-move position from the packed WDL tables in
-    ``flat`` (``offsets[code]`` = byte where a slice starts, -1 if not loaded), resolving
-    captures depth first with an explicit stack (``moves[d]`` and ``frames[d]`` = wm, wk,
-    bm, bk, move count, next move, best result at depth ``d``); ``NO_TABLE - code`` if the
-    slice ``code`` is needed but not loaded."""
+    ``flat`` (``offsets[code]`` = byte where a slice starts, -1 if not loaded;
+    ``stored[code]``: the slice stores its capture positions' codes), resolving the
+    captures of the others depth first with an explicit stack (``moves[d]`` and
+    ``frames[d]`` = wm, wk, bm, bk, move count, next move, best result at depth ``d``);
+    ``NO_TABLE - code`` if the slice ``code`` is needed but not loaded."""
     nsq = rules[0]
-    final, r = _stored_result(flat, offsets, nbr, rules, binom, wm, wk, bm, bk)
+    final, r = _stored_result(flat, offsets, stored, nbr, rules, binom, wm, wk, bm, bk)
     if final:
         return r
     depth = 0
@@ -333,7 +471,7 @@ def result_white(flat, offsets, nbr, rules, binom, rev16, wm, wk, bm, bk, moves,
         cwk = reverse_board(b, nsq, rev16)
         cbm = reverse_board(c, nsq, rev16)
         cbk = reverse_board(d, nsq, rev16)
-        final, r = _stored_result(flat, offsets, nbr, rules, binom, cwm, cwk, cbm, cbk)
+        final, r = _stored_result(flat, offsets, stored, nbr, rules, binom, cwm, cwk, cbm, cbk)
         if not final:  # the position after the capture must capture too: go down
             if depth + 1 >= moves.shape[0]:
                 raise RuntimeError("capture positions nested deeper than the move buffers")
@@ -361,7 +499,9 @@ def result_white(flat, offsets, nbr, rules, binom, rev16, wm, wk, bm, bk, moves,
 
 
 @njit(cache=True)
-def result_of(flat, offsets, nbr, rules, binom, rev16, wtm, wm, wk, bm, bk, moves, ws, frames):
+def result_of(
+    flat, offsets, stored, nbr, rules, binom, rev16, wtm, wm, wk, bm, bk, moves, ws, frames
+):
     """:func:`result_white` of a position with either side to move (flipped if black);
     the bitboards may be given as plain integers."""
     wm, wk, bm, bk = np.uint64(wm), np.uint64(wk), np.uint64(bm), np.uint64(bk)
@@ -372,17 +512,20 @@ def result_of(flat, offsets, nbr, rules, binom, rev16, wtm, wm, wk, bm, bk, move
         bm = reverse_board(wm, nsq, rev16)
         bk = reverse_board(wk, nsq, rev16)
         wm, wk = a, b
-    return result_white(flat, offsets, nbr, rules, binom, rev16, wm, wk, bm, bk, moves, ws, frames)
+    return result_white(
+        flat, offsets, stored, nbr, rules, binom, rev16, wm, wk, bm, bk, moves, ws, frames
+    )
 
 
 NEEDS_CAPTURES = -10000  # result_quick: must capture (call result_of); below every NO_TABLE code
 
 
 @njit(cache=True)
-def result_quick(flat, offsets, nbr, rules, wtm, wm, wk, bm, bk):
+def result_quick(flat, offsets, stored, nbr, rules, wtm, wm, wk, bm, bk):
     """The single-probe fast path (bitboards as plain integers; the index tables are the
     module constants, to keep the call short): :func:`result_of` for a position whose side
-    to move cannot capture, :data:`NEEDS_CAPTURES` otherwise."""
+    to move cannot capture or whose slice stores captures, :data:`NEEDS_CAPTURES`
+    otherwise."""
     wm, wk, bm, bk = np.uint64(wm), np.uint64(wk), np.uint64(bm), np.uint64(bk)
     if not wtm:
         nsq = rules[0]
@@ -391,16 +534,16 @@ def result_quick(flat, offsets, nbr, rules, wtm, wm, wk, bm, bk):
         bm = reverse_board(wm, nsq, REVERSE16)
         bk = reverse_board(wk, nsq, REVERSE16)
         wm, wk = a, b
-    final, r = _stored_result(flat, offsets, nbr, rules, BINOM, wm, wk, bm, bk)
+    final, r = _stored_result(flat, offsets, stored, nbr, rules, BINOM, wm, wk, bm, bk)
     return r if final else NEEDS_CAPTURES
 
 
 @njit(cache=True)
-def result_capturing(flat, offsets, nbr, rules, wtm, wm, wk, bm, bk, moves, ws, frames):
+def result_capturing(flat, offsets, stored, nbr, rules, wtm, wm, wk, bm, bk, moves, ws, frames):
     """:func:`result_of` with the index tables taken from the module (a shorter call for
     single probes that :func:`result_quick` left to the captures)."""
     return result_of(
-        flat, offsets, nbr, rules, BINOM, REVERSE16, wtm, wm, wk, bm, bk, moves, ws, frames
+        flat, offsets, stored, nbr, rules, BINOM, REVERSE16, wtm, wm, wk, bm, bk, moves, ws, frames
     )
 
 
@@ -425,10 +568,11 @@ CHUNK = 1 << 16  # positions per chunk of a batch (at least; a chunk per 4 threa
 
 
 @njit(cache=True, inline="always")
-def _locate_one(offsets, nbr, rules, binom, wtm, wm, wk, bm, bk):
+def _locate_one(offsets, stored, nbr, rules, binom, wtm, wm, wk, bm, bk):
     """``(loc, result)`` of one position: ``loc`` its entry in the flat tables counted in
     two-bit codes (byte ``loc >> 2``), or :data:`LOC_FINAL` (with its result),
-    :data:`LOC_CAPTURE` or ``LOC_MISSING - code``."""
+    :data:`LOC_CAPTURE` (a capture to resolve: only in a slice that does not store
+    captures) or ``LOC_MISSING - code``."""
     nsq = rules[0]
     a, b, c, d = wm, wk, bm, bk
     if not wtm:
@@ -441,7 +585,7 @@ def _locate_one(offsets, nbr, rules, binom, wtm, wm, wk, bm, bk):
     code = material_code(a, b, c, d)
     if code == UNCODED or offsets[code] < 0 or (c | d) == 0:
         return LOC_MISSING - code, 0
-    if mg.has_capture(nbr, rules, True, a, b, c, d):
+    if not stored[code] and mg.has_capture(nbr, rules, True, a, b, c, d):
         return LOC_CAPTURE, 0
     return offsets[code] * 4 + entry_of(rules, binom, a, b, c, d), 0
 
@@ -454,16 +598,21 @@ def _code_at(flat, e):
 
 
 @njit(cache=True, parallel=True)
-def locate_batch(offsets, nbr, rules, binom, wtm, wm, wk, bm, bk, res, loc):
+def locate_batch(offsets, stored, nbr, rules, binom, wtm, wm, wk, bm, bk, res, loc):
     """Stage 1 over a whole batch: ``loc[i]``, ``res[i]`` of :func:`_locate_one`."""
     for i in prange(wm.shape[0]):
-        loc[i], res[i] = _locate_one(offsets, nbr, rules, binom, wtm[i], wm[i], wk[i], bm[i], bk[i])
+        loc[i], res[i] = _locate_one(
+            offsets, stored, nbr, rules, binom, wtm[i], wm[i], wk[i], bm[i], bk[i]
+        )
 
 
 @njit(cache=True)
-def capture_result(flat, offsets, nbr, rules, binom, wm, wk, bm, bk, moves, ws, frames, kids):
+def capture_result(
+    flat, offsets, stored, nbr, rules, binom, wm, wk, bm, bk, moves, ws, frames, kids
+):
     """Result of a white-to-move position that must capture: each capture is played once;
-    a position after it whose side to move cannot capture is looked up at once (a win ends
+    a position after it whose side to move cannot capture (or whose slice stores captures)
+    is looked up at once (a win ends
     the search), those that must capture too are kept in ``kids`` and resolved depth first
     afterwards. ``NO_TABLE - code`` if the slice ``code`` is needed and not loaded."""
     nsq = rules[0]
@@ -482,7 +631,7 @@ def capture_result(flat, offsets, nbr, rules, binom, wm, wk, bm, bk, moves, ws, 
         code = material_code(cwm, cwk, cbm, cbk)
         if code == UNCODED or offsets[code] < 0:
             return NO_TABLE - code
-        if mg.has_capture(nbr, rules, True, cwm, cwk, cbm, cbk):
+        if not stored[code] and mg.has_capture(nbr, rules, True, cwm, cwk, cbm, cbk):
             kids[kept, 0], kids[kept, 1], kids[kept, 2], kids[kept, 3] = cwm, cwk, cbm, cbk
             kept += 1
             continue
@@ -493,7 +642,9 @@ def capture_result(flat, offsets, nbr, rules, binom, wm, wk, bm, bk, moves, ws, 
                 return 1
     for k in range(kept):  # the move list in moves[0] is no longer needed
         a, b, c, d = kids[k, 0], kids[k, 1], kids[k, 2], kids[k, 3]
-        v = result_white(flat, offsets, nbr, rules, binom, REVERSE16, a, b, c, d, moves, ws, frames)
+        v = result_white(
+            flat, offsets, stored, nbr, rules, binom, REVERSE16, a, b, c, d, moves, ws, frames
+        )
         if v <= NO_TABLE:
             return v
         if -v > best:
@@ -504,7 +655,7 @@ def capture_result(flat, offsets, nbr, rules, binom, wm, wk, bm, bk, moves, ws, 
 
 
 @njit(cache=True, parallel=True)
-def results_chunked(flat, offsets, nbr, rules, binom, wtm, wm, wk, bm, bk, nchunks):
+def results_chunked(flat, offsets, stored, nbr, rules, binom, wtm, wm, wk, bm, bk, nchunks):
     """Results (int8) of a batch in ``nchunks`` chunks, each in the stages above, and per
     chunk a slice that was needed and not loaded (-1 if none; the chunk is then
     incomplete)."""
@@ -521,7 +672,9 @@ def results_chunked(flat, offsets, nbr, rules, binom, wtm, wm, wk, bm, bk, nchun
         loc = np.empty(hi - lo, dtype=np.int64)
         captures = 0
         for i in range(lo, hi):
-            e, r = _locate_one(offsets, nbr, rules, binom, wtm[i], wm[i], wk[i], bm[i], bk[i])
+            e, r = _locate_one(
+                offsets, stored, nbr, rules, binom, wtm[i], wm[i], wk[i], bm[i], bk[i]
+            )
             loc[i - lo] = e
             res[i] = r
             if e <= LOC_MISSING:
@@ -550,7 +703,7 @@ def results_chunked(flat, offsets, nbr, rules, binom, wtm, wm, wk, bm, bk, nchun
                 c = reverse_board(wm[i], nsq, REVERSE16)
                 d = reverse_board(wk[i], nsq, REVERSE16)
             r = capture_result(
-                flat, offsets, nbr, rules, binom, a, b, c, d, moves, ws, frames, kids
+                flat, offsets, stored, nbr, rules, binom, a, b, c, d, moves, ws, frames, kids
             )
             if r <= NO_TABLE:
                 missing[ch] = NO_TABLE - r
@@ -562,6 +715,7 @@ def results_chunked(flat, offsets, nbr, rules, binom, wtm, wm, wk, bm, bk, nchun
 def results_staged(
     flat: np.ndarray,
     offsets: np.ndarray,
+    stored: np.ndarray,
     variant: Variant,
     wtm: np.ndarray,
     wm: np.ndarray,
@@ -571,11 +725,12 @@ def results_staged(
     threads: int,
 ) -> tuple[np.ndarray, int]:
     """Results (int8, +1 / 0 / -1 for the side to move) of a batch of positions through the
-    packed WDL tables ``flat`` / ``offsets`` (see above), and the code of a slice that was
-    needed and not loaded (-1 if none; the results are then incomplete)."""
+    packed WDL tables ``flat`` / ``offsets`` / ``stored`` (see above), and the code of a
+    slice that was needed and not loaded (-1 if none; the results are then incomplete)."""
     n = wm.shape[0]
     nchunks = max(1, min(max(1, threads) * 4, n // CHUNK + 1))
     res, missing = results_chunked(
-        flat, offsets, variant.neighbours, variant.rules, BINOM, wtm, wm, wk, bm, bk, nchunks
-    )
+        flat, offsets, stored, variant.neighbours, variant.rules, BINOM, wtm, wm, wk, bm, bk,
+        nchunks,
+    )  # fmt: skip
     return res, int(missing.max()) if missing.shape[0] else -1
