@@ -92,7 +92,9 @@ class PairSolution:
     values: np.ndarray  # uint8, or uint16 where distances need two bytes
     random_accesses: int
     levels: int
-    unstored_bits: dict[Slice, np.ndarray]  # per slice, a bit per entry: no WDL code needed
+    # per slice, a bit per entry: not a position, or a capture pending (the entries the
+    # older, resolved WDL form leaves out: storage.write_slice(captures=False))
+    unstored_bits: dict[Slice, np.ndarray]
     pass1_seconds: float = 0.0  # pass 1 of both slices (of the last solve, if widened)
     level_seconds: float = 0.0  # the level passes and the compaction into values
 
@@ -101,8 +103,9 @@ class PairSolution:
         return self.values[pos : pos + size]
 
     def dont_care(self, s: Slice) -> np.ndarray:
-        """Per entry of ``s``: not a position, or a capture pending (the compact WDL part
-        leaves these out; a probe resolves captures through their successors). In slices
+        """Per entry of ``s``: not a position, or a capture pending (the older WDL form
+        leaves these out and a probe resolves captures through their successors; the form
+        written now stores capture positions and finds the non-positions itself). In slices
         with king runs only the entries that are not positions."""
         size = self.where[s][1]
         bits = np.unpackbits(self.unstored_bits[s], count=size, bitorder="little")
@@ -353,7 +356,7 @@ def run_pair_task(
         if PARENT_PID is not None and os.getppid() != PARENT_PID:
             os._exit(1)  # the build that asked for this table is gone: write nothing
         try:  # the file is written with plain I/O: a full disk is an OSError with its errno
-            write_slice(dbp, variant, s, values, stats, fen, dont_care=solution.unstored_bits[s])
+            write_slice(dbp, variant, s, values, stats, fen)  # WDL part: captures stored
         except OSError as e:
             raise SliceWriteError(s.name, str(slice_path(dbp, s)), describe(e)) from None
         out.append(stats)
