@@ -8,12 +8,25 @@ never :func:`pytest.skip`.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DIR = REPO_ROOT.parent / "shared"
+
+
+def tablebase_cli(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    """Run ``tablebase ARGS`` in a child process (output captured as text); with ``check``,
+    fail the calling test unless it exits 0."""
+    r = subprocess.run(
+        [sys.executable, "-m", "tablebase.cli", *args], capture_output=True, text=True
+    )
+    if check:
+        assert r.returncode == 0, r.stdout + r.stderr
+    return r
 
 
 def require_shared(*parts: str) -> Path:

@@ -5,8 +5,6 @@ prober) still probe right beside them, and ``tablebase export`` converts the old
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import h5py
@@ -32,16 +30,12 @@ from tablebase.storage import (
     write_parts,
 )
 from tablebase.wdl import codes_of, encode_wdl, non_positions, pack, unpack
+from tests.conftest import tablebase_cli
 
-CLI = [sys.executable, "-m", "tablebase.cli"]
 FOUR = ("0103", "0301", "0202", "0112", "1201", "0211", "1102")  # kings, and men with kings
 
 
-def run(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-    r = subprocess.run([*CLI, *args], capture_output=True, text=True)
-    if check:
-        assert r.returncode == 0, r.stdout + r.stderr
-    return r
+run = tablebase_cli  # tablebase ARGS in a child process
 
 
 @pytest.fixture(scope="module")

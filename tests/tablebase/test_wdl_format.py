@@ -4,8 +4,6 @@ export, old and unknown format versions, and ``stats --plot``."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import h5py
@@ -30,15 +28,9 @@ from tablebase.storage import (
 )
 from tablebase.values import decode, encode, value_dtype
 from tablebase.wdl import exact_wdl, non_positions, unpack
+from tests.conftest import tablebase_cli
 
-CLI = [sys.executable, "-m", "tablebase.cli"]
-
-
-def run(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-    r = subprocess.run([*CLI, *args], capture_output=True, text=True)
-    if check:
-        assert r.returncode == 0, r.stdout + r.stderr
-    return r
+run = tablebase_cli  # tablebase ARGS in a child process
 
 
 @pytest.fixture(scope="module")
