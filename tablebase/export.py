@@ -130,21 +130,20 @@ def export_database(
             new_attrs = slice_attrs(
                 variant, s, stats, attrs["longest_win_fen"], dtw_histogram(values)
             )
-            packed = encode_wdl(variant, s, values, captures=store)
         else:
             new_attrs = {k: v for k, v in attrs.items() if k not in _FILE_KEYS}
-            if reencode:
-                packed = encode_wdl(variant, s, values, captures=store)
-            else:
-                packed = read_wdl(path, variant, s)
-                if not same_form and store:  # a WDL-only file leaving captures to the prober
-                    if source is None:
-                        from tablebase.probe import Tablebase
+        if reencode:  # every version 1 file, whose values were read above
+            packed = encode_wdl(variant, s, values, captures=store)
+        else:
+            packed = read_wdl(path, variant, s)
+            if not same_form and store:  # a WDL-only file leaving captures to the prober
+                if source is None:
+                    from tablebase.probe import Tablebase
 
-                        source = Tablebase(src, variant, wdl_only=True)
-                    packed = _with_captures(source, variant, s, packed)
-                elif not same_form:  # stored -> the older form: captures made don't-care
-                    packed = _without_captures(variant, s, packed)
+                    source = Tablebase(src, variant, wdl_only=True)
+                packed = _with_captures(source, variant, s, packed)
+            elif not same_form:  # stored -> the older form: captures made don't-care
+                packed = _without_captures(variant, s, packed)
         out = write_parts(
             dst, variant, s, new_attrs, packed, None if wdl_only else values, store
         )
