@@ -19,6 +19,7 @@ import numpy as np
 from numba import njit
 
 from tablebase.rules.bits import lowest_square, popcount
+from tablebase.rules.kernel import kernel
 
 INDEX_SCHEME = 1
 MAX_N = 64
@@ -64,7 +65,7 @@ def _rank_among_free(bb, occupied, binom):
     return r
 
 
-@njit(cache=True)
+@kernel
 def position_index(nsq, width, wm, wk, bm, bk, binom):
     """Index of a white-to-move position in its slice (counts taken from the bitboards)."""
     return index_of_counted(
@@ -147,7 +148,7 @@ def _spread(coords, occupied):
     return out
 
 
-@njit(cache=True)
+@kernel
 def position_from_index(idx, nsq, width, nwm, nwk, nbm, nbk, binom):
     """Inverse of :func:`position_index`: ``(wm, wk, bm, bk, valid)``.
 
@@ -216,18 +217,19 @@ def reverse_board(x, nsq, rev16):
 
 
 @njit(cache=True, inline="always")
-def _colex_next(row, k, n):
-    """Advance the sorted coordinates ``row[:k]`` (values < n) to the colex successor;
-    False (and reset to 0..k-1) when it was the last combination."""
+def _colex_next(cur, g, k, n):
+    """Advance the sorted coordinates ``cur[g, :k]`` (values < n) to the colex successor;
+    False (and reset to 0..k-1) when it was the last combination. (The row is indexed in
+    place: a row view would cost an atomic reference count per call.)"""
     for i in range(k):
-        limit = row[i + 1] if i + 1 < k else n
-        if row[i] + 1 < limit:
-            row[i] += 1
+        limit = cur[g, i + 1] if i + 1 < k else n
+        if cur[g, i] + 1 < limit:
+            cur[g, i] += 1
             for j in range(i):
-                row[j] = j
+                cur[g, j] = j
             return True
     for j in range(k):
-        row[j] = j
+        cur[g, j] = j
     return False
 
 
@@ -239,22 +241,26 @@ def cursor_start(idx, nsq, width, counts, binom, cur):
     d_bk = binom[free - counts[1], counts[3]]
     d_wk = binom[free, counts[1]]
     d_bm = binom[a, counts[2]]
-    ranks = np.empty(4, dtype=np.int64)
-    ranks[3] = idx % d_bk
+    r_bk = idx % d_bk
     idx //= d_bk
-    ranks[2] = idx % d_wk
+    r_wk = idx % d_wk
     idx //= d_wk
-    ranks[1] = idx % d_bm
-    ranks[0] = idx // d_bm
-    sizes = (a, a, free, free - counts[1])
-    ks = (counts[0], counts[2], counts[1], counts[3])
-    for g in range(4):
-        bits = _unrank_colex(ranks[g], ks[g], sizes[g], binom)
-        j = 0
-        while bits:
-            cur[g, j] = lowest_square(bits)
-            bits &= bits - ONE
-            j += 1
+    _unrank_into(cur, 0, idx // d_bm, counts[0], a, binom)
+    _unrank_into(cur, 1, idx % d_bm, counts[2], a, binom)
+    _unrank_into(cur, 2, r_wk, counts[1], free, binom)
+    _unrank_into(cur, 3, r_bk, counts[3], free - counts[1], binom)
+
+
+@njit(cache=True, inline="always")
+def _unrank_into(cur, g, r, k, n, binom):
+    """Row ``g`` of a cursor: the sorted coordinates of the colex rank ``r`` of k-subsets
+    of 0..n-1."""
+    bits = _unrank_colex(r, k, n, binom)
+    j = 0
+    while bits:
+        cur[g, j] = lowest_square(bits)
+        bits &= bits - ONE
+        j += 1
 
 
 @njit(cache=True, inline="always")
@@ -268,7 +274,7 @@ def cursor_next(nsq, width, counts, cur):
     for g in range(3, -1, -1):
         if ks[g] == 0:
             continue
-        if _colex_next(cur[g], ks[g], sizes[g]):
+        if _colex_next(cur, g, ks[g], sizes[g]):
             return g
     return -1
 

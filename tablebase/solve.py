@@ -67,6 +67,7 @@ from tablebase.index import (
     reverse_board,
 )
 from tablebase.rules import movegen as mg
+from tablebase.rules.kernel import kernel
 from tablebase.slices import UNCODED, material_code
 
 MISSING = -1  # lookup sentinel: a slice the solve was not given
@@ -117,7 +118,7 @@ def max_value(vb: int) -> int:
     return (1 << vb) - 2
 
 
-@njit(cache=True)
+@kernel
 def lookup(vals, offsets, nsq, width, binom, wm, wk, bm, bk):
     """Value of a white-to-move position; 1 when white has no pieces; MISSING if unknown."""
     if (wm | wk) == 0:
@@ -128,7 +129,7 @@ def lookup(vals, offsets, nsq, width, binom, wm, wk, bm, bk):
     return np.int64(vals[offsets[code] + position_index(nsq, width, wm, wk, bm, bk, binom)])
 
 
-@njit(cache=True)
+@kernel
 def lookup_after(vals, offsets, nsq, width, binom, rev16, a, b, c, d):
     """Value of the position ``(a, b)`` to move against ``(c, d)`` (black to move, as the
     move functions return it), flipped so that black becomes white to move."""
@@ -162,7 +163,7 @@ def place_after(offsets, nsq, width, binom, rev16, a, b, c, d):
     return offsets[code] + position_index(nsq, width, wm, wk, bm, bk, binom)
 
 
-@njit(cache=True)
+@kernel
 def successor_byte(vals, offsets, nbr, rules, binom, rev16, wm, wk, bm, bk, moves, i):
     """Value of the position after generated move ``i`` of ``moves`` (white to move)."""
     a, b, c, d = mg.play_row(wm, wk, bm, bk, moves, i)
@@ -233,7 +234,7 @@ PENDING = 64  # positions whose table reads pass 1 resolves together (their miss
 PENDING_PLACES = mg.MAX_MOVES + 4 * PENDING
 
 
-@njit(cache=True)
+@kernel
 def _resolve(state, soff, vals, where, starts, pend, inside, npend, vb, top):
     """Pass 1's pending positions: position ``k`` is entry ``pend[k]``, its successors
     outside the pair lie at ``where[starts[k]:starts[k + 1]]`` (read now, their cache lines
@@ -266,10 +267,31 @@ def _resolve(state, soff, vals, where, starts, pend, inside, npend, vb, top):
 
 
 @njit(cache=True)
-def _init_range(state, soff, vals, offsets, nbr, rules, binom, rev16, lo, hi, counts, vb, flags):
+def init_scratch():
+    """Scratch space of one caller of :func:`_init_range` (a kernel, which allocates
+    nothing): the capture search's results and stack, the cursor, its boards and free
+    squares, and the queue of pending positions."""
+    return (
+        mg.new_successor_buffer_nb(),
+        mg.new_workspace_nb(),
+        np.zeros((4, 8), dtype=np.int64),
+        np.zeros(5, dtype=np.uint64),
+        np.zeros(64, dtype=np.int64),
+        np.zeros(64, dtype=np.int64),
+        np.zeros(PENDING_PLACES, dtype=np.int64),
+        np.zeros(PENDING + 1, dtype=np.int64),
+        np.zeros(PENDING, dtype=np.int64),
+        np.zeros(PENDING, dtype=np.int64),
+    )
+
+
+@kernel
+def _init_range(
+    state, soff, vals, offsets, nbr, rules, binom, rev16, lo, hi, counts, vb, flags, scratch
+):  # fmt: skip
     """Pass 1 over entries ``lo..hi`` of one slice; returns (top value, table reads). Sets
     bit ``idx`` of ``flags`` for entries that are not positions or have a capture pending
-    (the entries the compact WDL part need not store).
+    (the entries the compact WDL part need not store). ``scratch``: :func:`init_scratch`.
 
     A position that reads solved tables (a capture pending, or promotions) has the places of
     those reads computed and prefetched, then waits in a queue of :data:`PENDING` positions
@@ -277,16 +299,7 @@ def _init_range(state, soff, vals, offsets, nbr, rules, binom, rev16, lo, hi, co
     nsq = rules[0]
     width = rules[5]
     dec = 1 << (2 * vb - 1)
-    succ = mg.new_successor_buffer_nb()
-    ws = mg.new_workspace_nb()
-    cur = np.zeros((4, 8), dtype=np.int64)
-    boards = np.zeros(5, dtype=np.uint64)
-    free1 = np.zeros(64, dtype=np.int64)
-    free2 = np.zeros(64, dtype=np.int64)
-    where = np.zeros(PENDING_PLACES, dtype=np.int64)
-    starts = np.zeros(PENDING + 1, dtype=np.int64)
-    pend = np.zeros(PENDING, dtype=np.int64)
-    inside = np.zeros(PENDING, dtype=np.int64)
+    succ, ws, cur, boards, free1, free2, where, starts, pend, inside = scratch
     npend = 0
     m = 0  # places queued
     cursor_start(lo, nsq, width, counts, binom, cur)
@@ -367,8 +380,9 @@ def init_slice(
         b = min(hi, a + step)
         if a < b:
             t, r = _init_range(
-                state, soff, vals, offsets, nbr, rules, binom, rev16, a, b, counts, vb, flags
-            )
+                state, soff, vals, offsets, nbr, rules, binom, rev16, a, b, counts, vb, flags,
+                init_scratch(),
+            )  # fmt: skip
             out[c, 0] = t
             out[c, 1] = r
     return out[:, 0].max(), out[:, 1].sum()
@@ -574,21 +588,20 @@ def update_predecessors(state, where, m, level, vb, atomic, touched, moff, mbo):
     return nset
 
 
-@njit(cache=True)
+@kernel
 def _level_range(
     state, nbr, rules, binom, rev16, soff, moff, size, blo, bhi, due, touched, sbo, mbo,
-    counts, level, vb, atomic,
+    counts, level, vb, atomic, where, hits,
 ):  # fmt: skip
     """Level ``level`` over blocks ``blo..bhi`` of one slice at ``soff`` (its blocks from
     ``sbo`` in ``due`` and ``touched``) whose mirror (where every quiet predecessor lies) is
     at ``moff`` (blocks from ``mbo``); returns (set, visits). Only the blocks due at this
-    level are read; each gets its next due level."""
+    level are read; each gets its next due level. Scratch: ``where`` (:data:`UNMOVE_ROWS`
+    places) and ``hits`` (:data:`WORK_BLOCK`)."""
     nsq = rules[0]
     width = rules[5]
     dec = 1 << (2 * vb - 1)
     target = dec | level
-    where = np.zeros(UNMOVE_ROWS, dtype=np.int64)
-    hits = np.zeros(WORK_BLOCK, dtype=np.int64)
     nset = 0
     visits = 0
     for b in range(blo, bhi):
@@ -632,7 +645,8 @@ def level_slice(
         if blo < bhi:
             a, b = _level_range(
                 state, nbr, rules, binom, rev16, soff, moff, size, blo, bhi, due, touched,
-                sbo, mbo, counts, level, vb, atomic,
+                sbo, mbo, counts, level, vb, atomic, np.zeros(UNMOVE_ROWS, dtype=np.int64),
+                np.zeros(WORK_BLOCK, dtype=np.int64),
             )  # fmt: skip
             out[c, 0] = a
             out[c, 1] = b

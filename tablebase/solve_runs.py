@@ -45,6 +45,7 @@ from tablebase.index import (
     run_states,
 )
 from tablebase.rules import movegen as mg
+from tablebase.rules.kernel import kernel
 from tablebase.slices import UNCODED, material_code
 from tablebase.solve import (
     MISSING,
@@ -113,7 +114,7 @@ def king_quiet_moves(nbr, flying, sq, empty):
     return n
 
 
-@njit(cache=True)
+@kernel
 def quiet_inside(rules, wm, wk, bm, bk):
     """Number of white's quiet moves that stay in the pair: men's steps off the promotion
     row and every king move (bitboard steps)."""
@@ -128,7 +129,7 @@ def quiet_inside(rules, wm, wk, bm, bk):
     return inside + mg.king_quiet_count(rules, wk, empty)
 
 
-@njit(cache=True)
+@kernel
 def _promotions(vals, offsets, nbr, rules, binom, limit, wm, wk, bm, bk, bsq, bn):
     """Best candidate value among white's promotions (-1 if none) when black's run is
     ``(bsq, bn)``, and how many tables were read."""
@@ -157,11 +158,27 @@ def _promotions(vals, offsets, nbr, rules, binom, limit, wm, wk, bm, bk, bsq, bn
 
 
 @njit(cache=True)
-def _init_range(state, soff, vals, offsets, nbr, rules, binom, lo, hi, counts, vb, flags):
+def init_scratch(cb):
+    """Scratch space of one caller of :func:`_init_range` (a kernel, which allocates
+    nothing) for slices whose black side has ``cb`` run states: a move buffer, the capture
+    search's stack, the cursor, its boards and free squares, and one value per black run."""
+    return (
+        mg.new_move_buffer_nb(),
+        mg.new_workspace_nb(),
+        np.zeros((4, 8), dtype=np.int64),
+        np.zeros(5, dtype=np.uint64),
+        np.zeros(64, dtype=np.int64),
+        np.zeros(64, dtype=np.int64),
+        np.zeros(cb, dtype=np.int64),
+    )
+
+
+@kernel
+def _init_range(state, soff, vals, offsets, nbr, rules, binom, lo, hi, counts, vb, flags, scratch):
     """Pass 1 over the boards ``lo..hi`` of one slice with run states; returns (top value,
     table reads). Flags only the entries that are not positions: capture positions keep
     their own WDL code (their value depends on the other side's run), so a reader may take
-    it as stored."""
+    it as stored. ``scratch``: :func:`init_scratch`."""
     nsq = rules[0]
     width = rules[5]
     flying = rules[1] != 0
@@ -172,13 +189,7 @@ def _init_range(state, soff, vals, offsets, nbr, rules, binom, lo, hi, counts, v
     cw = run_states(limit, counts[0], counts[1])
     cb = run_states(limit, counts[2], counts[3])
     per = cw * cb
-    moves = mg.new_move_buffer_nb()
-    ws = mg.new_workspace_nb()
-    cur = np.zeros((4, 8), dtype=np.int64)
-    boards = np.zeros(5, dtype=np.uint64)
-    free1 = np.zeros(64, dtype=np.int64)
-    free2 = np.zeros(64, dtype=np.int64)
-    by_black = np.zeros(cb, dtype=np.int64)
+    moves, ws, cur, boards, free1, free2, by_black = scratch
     full = (mg.ONE << np.uint64(nsq)) - mg.ONE
     cursor_start(lo, nsq, width, counts, binom, cur)
     cursor_boards(nsq, width, counts, cur, 0, boards, free1, free2)
@@ -261,9 +272,11 @@ def init_slice(state, soff, vals, offsets, nbr, rules, binom, boards, counts, nc
         lo = c * step
         hi = min(boards, lo + step)
         if lo < hi:
+            cb = run_states(king_limit(rules), counts[2], counts[3])
             t, r = _init_range(
-                state, soff, vals, offsets, nbr, rules, binom, lo, hi, counts, vb, flags
-            )
+                state, soff, vals, offsets, nbr, rules, binom, lo, hi, counts, vb, flags,
+                init_scratch(cb),
+            )  # fmt: skip
             out[c, 0] = t
             out[c, 1] = r
     return out[:, 0].max(), out[:, 1].sum()
@@ -349,13 +362,14 @@ def predecessor_indices(nbr, rules, binom, wm, wk, bm, bk, wcode, bcode, counts,
     return m
 
 
-@njit(cache=True)
+@kernel
 def _level_range(
     state, nbr, rules, binom, soff, moff, size, blo, bhi, due, touched, sbo, mbo, counts,
-    level, vb, atomic,
+    level, vb, atomic, where, hits,
 ):  # fmt: skip
     """Level ``level`` over blocks ``blo..bhi`` of one slice with run states (see
-    :func:`tablebase.solve._level_range`); returns (set, visits)."""
+    :func:`tablebase.solve._level_range`); returns (set, visits). Scratch: ``where``
+    (``4 * UNMOVE_ROWS`` places) and ``hits`` (``WORK_BLOCK``)."""
     nsq = rules[0]
     width = rules[5]
     limit = king_limit(rules)
@@ -364,8 +378,6 @@ def _level_range(
     per = cw * cb
     dec = 1 << (2 * vb - 1)
     target = dec | level
-    where = np.zeros(UNMOVE_ROWS * 4, dtype=np.int64)
-    hits = np.zeros(WORK_BLOCK, dtype=np.int64)
     nset = 0
     visits = 0
     last = -1
@@ -414,7 +426,8 @@ def level_slice(
         if blo < bhi:
             a, b = _level_range(
                 state, nbr, rules, binom, soff, moff, size, blo, bhi, due, touched, sbo, mbo,
-                counts, level, vb, atomic,
+                counts, level, vb, atomic, np.zeros(UNMOVE_ROWS * 4, dtype=np.int64),
+                np.zeros(WORK_BLOCK, dtype=np.int64),
             )  # fmt: skip
             out[c, 0] = a
             out[c, 1] = b

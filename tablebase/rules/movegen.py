@@ -38,6 +38,7 @@ from numba import njit
 
 from tablebase.rules.bits import highest_square, popcount
 from tablebase.rules.bits import lowest_square as _lowest
+from tablebase.rules.kernel import kernel
 
 MAX_MOVES = 512
 MAX_PATH = 32
@@ -189,7 +190,7 @@ def king_quiet_count(rules, kings, empty):
     return n
 
 
-@njit(cache=True)
+@kernel
 def promotion_row(rules, white):
     """Bitboard of the row where men of the given colour are crowned."""
     width = rules[_WIDTH]
@@ -207,7 +208,7 @@ def _forward(d, white):
     return d >= 2
 
 
-@njit(cache=True)
+@kernel
 def _king_can_capture(nbr, sq, flying, opp, empty, ndir, width):
     """True if the king on ``sq`` can capture in one of the first ``ndir`` directions
     (``width``: the board's squares per row, for the ray tables)."""
@@ -224,7 +225,7 @@ def _king_can_capture(nbr, sq, flying, opp, empty, ndir, width):
     return False
 
 
-@njit(cache=True)
+@kernel
 def has_capture(nbr, rules, white, own_m, own_k, opp_m, opp_k):
     """True if the side to move has a capture (and so must capture)."""
     nsq = rules[_NSQ]
@@ -255,7 +256,7 @@ def has_capture(nbr, rules, white, own_m, own_k, opp_m, opp_k):
     return False
 
 
-@njit(cache=True)
+@kernel
 def _has_straight_capture(rules, own_m, own_k, opp, occupied, empty):
     """True if a piece can capture straight along a row or column (men in all four ways)."""
     width = rules[_WIDTH]
@@ -278,7 +279,7 @@ def _has_straight_capture(rules, own_m, own_k, opp, occupied, empty):
     return False
 
 
-@njit(cache=True)
+@kernel
 def _capturers(nbr, rules, white, own_m, own_k, opp, empty):
     """Bitboard of the pieces of the side to move that can capture."""
     width = rules[_WIDTH]
@@ -328,7 +329,7 @@ def capture_key(rules, is_king, count, kings_taken):
     return 2 * value + (1 if is_king else 0)
 
 
-@njit(cache=True)
+@kernel
 def _emit(moves, n, frm, to, cap, ncap, crowns, ws, node):
     """Record a capture ending at ``node`` unless the same (from, to, captured, crowns)
     exists."""
@@ -366,7 +367,7 @@ def _emit(moves, n, frm, to, cap, ncap, crowns, ws, node):
     return n + 1
 
 
-@njit(cache=True)
+@kernel
 def _captures_from(nbr, rules, white, frm, is_king, opp, opp_k, occupied, moves, n, ws, best):
     """Search of every capture sequence of the piece on ``frm`` (breadth first).
 
@@ -478,7 +479,7 @@ def _captures_from(nbr, rules, white, frm, is_king, opp, opp_k, occupied, moves,
     return n, best
 
 
-@njit(cache=True)
+@kernel
 def generate_moves(nbr, rules, white, own_m, own_k, opp_m, opp_k, moves, ws):
     """Fill ``moves`` with every legal move of the side to move; returns the count.
 
@@ -490,7 +491,7 @@ def generate_moves(nbr, rules, white, own_m, own_k, opp_m, opp_k, moves, ws):
     return _generate(nbr, rules, white, own_m, own_k, opp_m, opp_k, ZERO, moves, ws)
 
 
-@njit(cache=True)
+@kernel
 def capture_successors(nbr, rules, white, own_m, own_k, opp_m, opp_k, out, ws):
     """The distinct positions after the legal captures of the side to move, for callers that
     need the results and not the moves (the tablebase's solver): row ``i`` of ``out``
@@ -629,7 +630,7 @@ def new_successor_buffer() -> np.ndarray:
     return np.zeros((MAX_MOVES, 4), dtype=np.uint64)
 
 
-@njit(cache=True)
+@kernel
 def generate_moves_barred(nbr, rules, white, own_m, own_k, opp_m, opp_k, barred, moves, ws):
     """:func:`generate_moves` where the king on bitboard ``barred`` (0: none) makes no quiet
     move: under Frisian's king-move limit, the king that has made its side's last
@@ -706,7 +707,7 @@ def _generate(nbr, rules, white, own_m, own_k, opp_m, opp_k, barred, moves, ws):
 # without men; without a limit (``rules[R_KING_LIMIT]`` 0) every run is (-1, 0).
 
 
-@njit(cache=True)
+@kernel
 def king_barred(rules, own_m, own_k, sq, n):
     """Bitboard of the king that may not make a quiet move (0 if none): the side has men, the
     variant has a limit and the king on ``sq`` made the side's last ``limit`` quiet moves."""
@@ -716,7 +717,7 @@ def king_barred(rules, own_m, own_k, sq, n):
     return own_k & (ONE << np.uint64(sq))
 
 
-@njit(cache=True)
+@kernel
 def king_run_after(rules, own_m, own_k, sq, n, frm, to, is_capture):
     """The mover's run ``(square, n)`` after its move ``frm`` -> ``to`` (0-based squares;
     ``own_m``/``own_k`` before the move): a quiet move of the king that made the run goes on
@@ -731,7 +732,7 @@ def king_run_after(rules, own_m, own_k, sq, n, frm, to, is_capture):
     return np.int64(to), 1
 
 
-@njit(cache=True)
+@kernel
 def king_run_kept(rules, own_m, own_k, sq, n):
     """A side's run after its opponent's move (the side's boards after it): kept, unless the
     opponent captured that king or the side's last man."""
@@ -742,7 +743,7 @@ def king_run_kept(rules, own_m, own_k, sq, n):
     return sq, n
 
 
-@njit(cache=True)
+@kernel
 def apply_move(own_m, own_k, opp_m, opp_k, frm, to, cap, crowns):
     """The position after moving the piece on ``frm`` to ``to`` and removing ``cap``, a man
     becoming a king when ``crowns``; the new side to move's boards first."""
@@ -761,7 +762,7 @@ def apply_move(own_m, own_k, opp_m, opp_k, frm, to, cap, crowns):
     return opp_m, opp_k, own_m, own_k
 
 
-@njit(cache=True)
+@kernel
 def make_move(rules, white, own_m, own_k, opp_m, opp_k, frm, to, cap):
     """Apply a move given by its squares; returns the position from the opponent's side.
 
@@ -774,7 +775,7 @@ def make_move(rules, white, own_m, own_k, opp_m, opp_k, frm, to, cap):
     return apply_move(own_m, own_k, opp_m, opp_k, frm, to, cap, crowns)
 
 
-@njit(cache=True)
+@kernel
 def play_row(own_m, own_k, opp_m, opp_k, moves, i):
     """Apply move ``i`` of a buffer filled by :func:`generate_moves` for this position;
     returns ``(own_m, own_k, opp_m, opp_k)`` with the *new* side to move first."""
@@ -833,7 +834,7 @@ def move_path_square(moves, i, j):
     return np.int64(moves[i, F_PATH + j])
 
 
-@njit(cache=True)
+@kernel
 def find_move(moves, n, frm, to, capture):
     """Index of the one move among ``n`` going ``frm`` -> ``to`` (0-based) that is a capture
     iff ``capture``; -1 when there is none, -2 when there are several."""
@@ -850,7 +851,7 @@ def find_move(moves, n, frm, to, capture):
     return hit
 
 
-@njit(cache=True)
+@kernel
 def quiet_unmoves(nbr, rules, white, own_m, own_k, opp_m, opp_k, out, legal_only):
     """Every position that reaches this one by one quiet (non-capture) move.
 
@@ -932,7 +933,7 @@ def quiet_unmoves(nbr, rules, white, own_m, own_k, opp_m, opp_k, out, legal_only
     return k
 
 
-@njit(cache=True)
+@kernel
 def perft(nbr, rules, white, own_m, own_k, opp_m, opp_k, depth, stack, ws):
     """Number of leaf nodes of the legal-move tree ``depth`` plies deep (bulk-counted)."""
     if depth == 0:
@@ -948,7 +949,7 @@ def perft(nbr, rules, white, own_m, own_k, opp_m, opp_k, depth, stack, ws):
     return total
 
 
-@njit(cache=True)
+@kernel
 def perft_runs(
     nbr, rules, white, own_m, own_k, opp_m, opp_k, own_sq, own_n, opp_sq, opp_n, depth, stack, ws
 ):
