@@ -86,6 +86,8 @@ DEPENDENCY_BYTES_PER_ENTRY = 1
 WRITE_BYTES_PER_ENTRY = 1.5
 FIXED_TASK_BYTES = 256 << 20
 UNMOVE_ROWS = 512  # predecessors of one position (6 kings fly to at most 6 * 17)
+VISIT_BATCH = 64  # predecessors the level passes update together (their misses overlap)
+DUE_AHEAD = 256  # blocks the level passes look ahead for due ones (to prefetch their state)
 
 
 def task_memory_bytes(
@@ -524,6 +526,22 @@ def open_block(state, due, touched, sbo, soff, size, b, level, vb, hits):
 
 
 @njit(cache=True, inline="always")
+def due_blocks(state, due, touched, sbo, soff, c0, c1, level, dues):
+    """The blocks ``c0..c1`` (at most :data:`DUE_AHEAD`) due at ``level`` into
+    ``dues``, their first state line prefetched (a due block is one the level pass has not
+    read for a while: its state is rarely in cache); returns how many. Whether a block is
+    due does not change during the level (the marks set in it are the next level's), so
+    they may be listed ahead of their turn."""
+    nd = 0
+    for b in range(c0, c1):
+        if block_is_due(due, touched, sbo + b, level):
+            dues[nd] = b
+            nd += 1
+            prefetch(state, soff + b * WORK_BLOCK)
+    return nd
+
+
+@njit(cache=True, inline="always")
 def decide_by_exit(state, i, s, level, vb):
     """The undecided word ``s`` of ``state[i]`` at ``level``: set to ``level + 1`` if its
     exit decides it then (a win through the exit, or a loss once no inside move is left);
@@ -591,38 +609,52 @@ def update_predecessors(state, where, m, level, vb, atomic, touched, moff, mbo):
 @kernel
 def _level_range(
     state, nbr, rules, binom, rev16, soff, moff, size, blo, bhi, due, touched, sbo, mbo,
-    counts, level, vb, atomic, where, hits,
+    counts, level, vb, atomic, where, hits, dues,
 ):  # fmt: skip
     """Level ``level`` over blocks ``blo..bhi`` of one slice at ``soff`` (its blocks from
     ``sbo`` in ``due`` and ``touched``) whose mirror (where every quiet predecessor lies) is
     at ``moff`` (blocks from ``mbo``); returns (set, visits). Only the blocks due at this
-    level are read; each gets its next due level. Scratch: ``where`` (:data:`UNMOVE_ROWS`
-    places) and ``hits`` (:data:`WORK_BLOCK`)."""
+    level are read (found :data:`DUE_AHEAD` at a time, their state prefetched:
+    :func:`due_blocks`); each gets its next due level. The predecessors of the positions
+    expanded are updated :data:`VISIT_BATCH` at a time, so that more of their cache misses
+    overlap (the updates of a level commute: any order gives the same result). Scratch:
+    ``where`` (:data:`UNMOVE_ROWS` + :data:`VISIT_BATCH` places), ``hits``
+    (:data:`WORK_BLOCK`) and ``dues`` (:data:`DUE_AHEAD`)."""
     nsq = rules[0]
     width = rules[5]
     dec = 1 << (2 * vb - 1)
     target = dec | level
     nset = 0
     visits = 0
-    for b in range(blo, bhi):
-        nh, b0, b1 = open_block(state, due, touched, sbo, soff, size, b, level, vb, hits)
-        if nh < 0:
-            continue
-        for h in range(nh):
-            idx = b0 + hits[h]
-            s = np.int64(state[soff + idx])
-            if s & dec == 0:
-                nset += decide_by_exit(state, soff + idx, s, level, vb)
-                continue
-            if s != target:
-                continue
-            wm, wk, bm, bk, ok = position_from_index(
-                idx, nsq, width, counts[0], counts[1], counts[2], counts[3], binom
-            )
-            m = predecessor_indices(nbr, rules, binom, rev16, wm, wk, bm, bk, counts, moff, where)
-            visits += m
-            nset += update_predecessors(state, where, m, level, vb, atomic, touched, moff, mbo)
-        due[sbo + b] = block_due(state, soff + b0, soff + b1, level, vb)
+    m = 0  # predecessors queued in where
+    for c0 in range(blo, bhi, DUE_AHEAD):
+        nd = due_blocks(state, due, touched, sbo, soff, c0, min(bhi, c0 + DUE_AHEAD), level, dues)
+        for i in range(nd):
+            b = dues[i]
+            nh, b0, b1 = open_block(state, due, touched, sbo, soff, size, b, level, vb, hits)
+            for h in range(nh):
+                idx = b0 + hits[h]
+                s = np.int64(state[soff + idx])
+                if s & dec == 0:
+                    nset += decide_by_exit(state, soff + idx, s, level, vb)
+                    continue
+                if s != target:
+                    continue
+                wm, wk, bm, bk, ok = position_from_index(
+                    idx, nsq, width, counts[0], counts[1], counts[2], counts[3], binom
+                )
+                k = predecessor_indices(
+                    nbr, rules, binom, rev16, wm, wk, bm, bk, counts, moff, where[m:]
+                )
+                visits += k
+                m += k
+                if m >= VISIT_BATCH:
+                    nset += update_predecessors(
+                        state, where, m, level, vb, atomic, touched, moff, mbo
+                    )
+                    m = 0
+            due[sbo + b] = block_due(state, soff + b0, soff + b1, level, vb)
+    nset += update_predecessors(state, where, m, level, vb, atomic, touched, moff, mbo)
     return nset, visits
 
 
@@ -645,8 +677,9 @@ def level_slice(
         if blo < bhi:
             a, b = _level_range(
                 state, nbr, rules, binom, rev16, soff, moff, size, blo, bhi, due, touched,
-                sbo, mbo, counts, level, vb, atomic, np.zeros(UNMOVE_ROWS, dtype=np.int64),
-                np.zeros(WORK_BLOCK, dtype=np.int64),
+                sbo, mbo, counts, level, vb, atomic,
+                np.zeros(UNMOVE_ROWS + VISIT_BATCH, dtype=np.int64),
+                np.zeros(WORK_BLOCK, dtype=np.int64), np.zeros(DUE_AHEAD, dtype=np.int64),
             )  # fmt: skip
             out[c, 0] = a
             out[c, 1] = b
