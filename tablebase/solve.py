@@ -35,13 +35,15 @@ code]`` giving where each starts (``-1`` if absent).
    loss at ``L + 1``. Breadth-first order makes every distance exact. Threads change a state
    word only by compare-and-swap (:mod:`tablebase.atomics`), from undecided to decided or
    to one count less, so no update is lost and a decided value never changes; a position
-   set during level ``L`` has ``L + 1`` and is expanded only in the next level. Each
-   position's predecessor indices are computed first and prefetched, so their cache misses
-   overlap. A level reads only the blocks of :data:`WORK_BLOCK` entries that have work at
+   set during level ``L`` has ``L + 1`` and is expanded only in the next level. The
+   predecessor indices of several expanded positions (:data:`VISIT_BATCH`) are computed
+   first and prefetched, so their cache misses overlap. A level reads only the blocks of
+   :data:`WORK_BLOCK` entries that have work at
    it: a block's *due* level (the next value or exit level of its own words, found when it
    was last read) has come, or one of its positions was set during the level before
    (``touched``, one mark per block and parity of the level). Slices with long wins have
    150 levels and more, and reading every word at every level cost more than the work.
+   The due blocks are found a stretch ahead and their state prefetched.
 3. **Draws.** What is still undecided when no level is left is a draw; the state array is
    then compacted in place into the value array (the low half of each word).
 """
