@@ -53,16 +53,15 @@ def capture_pending(tb, arrs) -> np.ndarray:
     """Bool per position: the side to move must capture (whether its slice stores the
     code or not)."""
     from tablebase.index import BINOM
-    from tablebase.wdl import LOC_CAPTURE, locate_batch
+    from tablebase.wdl import LOC_CAPTURE, LOC_WON, locate_batch
 
     v = tb.variant
-    res = np.zeros(arrs[0].shape[0], dtype=np.int8)
     loc = np.empty(arrs[0].shape[0], dtype=np.int64)
     none_stored = np.zeros(tb._wdl_offsets.shape[0], dtype=np.bool_)  # find every capture
     locate_batch(
-        tb._wdl_offsets, none_stored, v.neighbours, v.rules, BINOM, arrs[4], *arrs[:4], res, loc
+        tb._wdl_offsets, none_stored, v.neighbours, v.rules, BINOM, arrs[4], *arrs[:4], loc
     )
-    return loc == LOC_CAPTURE
+    return (loc == LOC_CAPTURE) | (loc == LOC_WON)
 
 
 CLOCK = time.perf_counter  # --cpu-time: time.process_time (CPU seconds of every thread)

@@ -571,17 +571,28 @@ def stats_cmd(variant: str, db: str | None, as_json: bool, plot_file: str | None
     "--resolve-captures",
     is_flag=True,
     help="Leave capture positions out of the win/draw/loss part (smaller; a probe then "
-    "resolves them through their captures, several times slower).",
+    "resolves them through their captures). The default with --wdl-only.",
+)
+@click.option(
+    "--store-captures",
+    is_flag=True,
+    help="Store capture positions' codes in the win/draw/loss part (larger; every probe "
+    "reads one code). The default without --wdl-only.",
 )
 @click.argument("src", type=click.Path(file_okay=False))
 @click.argument("dst", type=click.Path(file_okay=False))
-def export_cmd(wdl_only: bool, resolve_captures: bool, src: str, dst: str) -> None:
+def export_cmd(
+    wdl_only: bool, resolve_captures: bool, store_captures: bool, src: str, dst: str
+) -> None:
     """Copy the database SRC into the new directory DST in the current format (this also
-    converts older databases: format version 1, and win/draw/loss parts that leave capture
-    positions to the prober); with --wdl-only, the win/draw/loss part alone."""
+    converts older databases: format version 1); with --wdl-only, the win/draw/loss part
+    alone, the distribution copy, which leaves capture positions to the prober unless
+    --store-captures is given (a full copy stores them unless --resolve-captures is)."""
     from tablebase.export import export_database
     from tablebase.storage import TableFileError
 
+    if resolve_captures and store_captures:
+        raise click.UsageError("--resolve-captures and --store-captures exclude each other")
     setup_logging()
     log = logging.getLogger("tablebase.export")
     try:
@@ -591,6 +602,7 @@ def export_cmd(wdl_only: bool, resolve_captures: bool, src: str, dst: str) -> No
             wdl_only,
             on_slice=lambda s: log.info("%s exported", s.name),
             resolve_captures=resolve_captures,
+            store_captures=store_captures,
         )
     except (ValueError, TableFileError) as e:
         fail(str(e))

@@ -4,10 +4,11 @@ Each index entry gets a two-bit code (:mod:`tablebase.values`: draw 0, win 1, lo
 entries to a byte, entry ``i`` in bits ``2 * (i % 4)`` and up of byte ``i // 4``.
 
 **Two forms.** Entries that are not positions (two men on one square) never need their code
-read. A part **with captures stored** (written by default; ``captures="stored"`` on the
-dataset, :data:`tablebase.storage.WDL_CAPTURES`) holds every position's own code, capture
-positions included: a probe reads one code. A part **with captures resolved** (the older
-form, still read) leaves capture positions don't-care as well: a capture position's result
+read. A part **with captures stored** (as the generator writes it; ``captures="stored"`` on
+the dataset, :data:`tablebase.storage.WDL_CAPTURES`) holds every position's own code,
+capture positions included: a probe reads one code. A part **with captures resolved** (the
+smaller form, the default of the WDL-only copy: :mod:`tablebase.export`) leaves capture
+positions don't-care as well: a capture position's result
 follows from its captures, whose positions have fewer pieces and so lie in smaller slices,
 and the prober resolves it there (recursively, as a capture may lead to another capture
 position). Either way the writer stores in each don't-care entry the code of the last entry
@@ -409,6 +410,17 @@ def capture_closure(s: Slice) -> set[Slice]:
 
 
 # --- probing -----------------------------------------------------------------------------
+# Positions are located in rows (:func:`locate_rows`): each one's entry in the flat tables,
+# or what stands in the way of reading one. A capture position in a slice that leaves
+# captures to the prober is then resolved through the positions after its captures
+# (:func:`tablebase.rules.movegen.capture_successors`, each once), which are located in
+# turn: depth first for a single probe (:func:`result_white`), level by level for a batch
+# (:func:`resolve_levels`).
+
+LOC_LOST = -1  # the side to move has no pieces: lost
+LOC_WON = -2  # must capture (slice leaving captures to the prober), the opponent has 1 piece
+LOC_CAPTURE = -3  # must capture (slice leaving captures to the prober): resolve the captures
+LOC_MISSING = -4  # LOC_MISSING - code: the slice ``code`` is not loaded
 
 
 @njit(cache=True, inline="always")
@@ -421,173 +433,43 @@ def entry_of(rules, binom, wm, wk, bm, bk):
 
 
 @njit(cache=True, inline="always")
-def _stored_result(flat, offsets, stored, nbr, rules, binom, wm, wk, bm, bk):
-    """``(final, result)`` of a white-to-move position before looking at its captures:
-    final with the result (or ``NO_TABLE - code``) unless the side to move can capture and
-    its slice leaves captures to the prober (``stored[code]`` False)."""
-    if (wm | wk) == 0:
-        return True, -1
-    code = material_code(wm, wk, bm, bk)
-    if code == UNCODED or offsets[code] < 0 or (bm | bk) == 0:
-        return True, NO_TABLE - code  # no black pieces: no slice (the caller reports it)
-    if not stored[code] and mg.has_capture(nbr, rules, True, wm, wk, bm, bk):
-        return False, 0
-    idx = entry_of(rules, binom, wm, wk, bm, bk)
-    c = (flat[offsets[code] + (idx >> 2)] >> ((idx & 3) * 2)) & 3
-    if c == 1:
-        return True, 1
-    if c == 2:
-        return True, -1
-    return True, 0
+def white_view(nsq, wtm, wm, wk, bm, bk):
+    """The position as white to move: turned half a turn, colours swapped, if black is to
+    move."""
+    if wtm:
+        return wm, wk, bm, bk
+    return (
+        reverse_board(bm, nsq, REVERSE16),
+        reverse_board(bk, nsq, REVERSE16),
+        reverse_board(wm, nsq, REVERSE16),
+        reverse_board(wk, nsq, REVERSE16),
+    )
 
 
 @njit(cache=True)
-def result_white(
-    flat, offsets, stored, nbr, rules, binom, rev16, wm, wk, bm, bk, moves, ws, frames
-):
-    """Result (+1 / 0 / -1) of a white-to-move position from the packed WDL tables in
-    ``flat`` (``offsets[code]`` = byte where a slice starts, -1 if not loaded;
-    ``stored[code]``: the slice stores its capture positions' codes), resolving the
-    captures of the others depth first with an explicit stack (``moves[d]`` and
-    ``frames[d]`` = wm, wk, bm, bk, move count, next move, best result at depth ``d``);
-    ``NO_TABLE - code`` if the slice ``code`` is needed but not loaded."""
-    nsq = rules[0]
-    final, r = _stored_result(flat, offsets, stored, nbr, rules, binom, wm, wk, bm, bk)
-    if final:
-        return r
-    depth = 0
-    frames[0, 0], frames[0, 1], frames[0, 2], frames[0, 3] = wm, wk, bm, bk
-    frames[0, 4] = mg.generate_moves(nbr, rules, True, wm, wk, bm, bk, moves[0], ws)
-    frames[0, 5] = 0
-    frames[0, 6] = 0  # best result + 1 (0: none yet)
-    while True:
-        # play the next capture of the position at ``depth`` and look at the result
-        f = frames[depth]
-        buf = moves[depth]
-        i = f[5]
-        f[5] = i + 1
-        a, b, c, d = mg.play_row(f[0], f[1], f[2], f[3], buf, i)
-        cwm = reverse_board(a, nsq, rev16)
-        cwk = reverse_board(b, nsq, rev16)
-        cbm = reverse_board(c, nsq, rev16)
-        cbk = reverse_board(d, nsq, rev16)
-        final, r = _stored_result(flat, offsets, stored, nbr, rules, binom, cwm, cwk, cbm, cbk)
-        if not final:  # the position after the capture must capture too: go down
-            if depth + 1 >= moves.shape[0]:
-                raise RuntimeError("capture positions nested deeper than the move buffers")
-            depth += 1
-            g = frames[depth]
-            g[0], g[1], g[2], g[3] = cwm, cwk, cbm, cbk
-            g[4] = mg.generate_moves(nbr, rules, True, cwm, cwk, cbm, cbk, moves[depth], ws)
-            g[5] = 0
-            g[6] = 0
+def locate_rows(offsets, stored, nbr, rules, binom, rows, n, loc):
+    """``loc[k]`` of the white-to-move positions ``rows[k]`` (wm, wk, bm, bk), ``k < n``:
+    the entry in the flat tables counted in two-bit codes (byte ``loc >> 2``), or
+    :data:`LOC_LOST`, :data:`LOC_WON`, :data:`LOC_CAPTURE` (both only in a slice that does
+    not store captures) or ``LOC_MISSING - code``. A capture position of such a slice whose
+    opponent has a single piece is won outright, as resolving it would find: any capture
+    takes that piece, and a side without pieces has lost.
+
+    The one home of these rules, written out in one loop over many positions: numba's
+    inlining of a per-position helper that takes the tables adds reference counting to the
+    caller's loop, which doubles the cost of a lookup."""
+    for k in range(n):
+        a, b, c, d = rows[k, 0], rows[k, 1], rows[k, 2], rows[k, 3]
+        if (a | b) == 0:
+            loc[k] = LOC_LOST
             continue
-        # fold result r (for the side to move after the capture) into the frames above
-        while True:
-            if r <= NO_TABLE:
-                return r
-            f = frames[depth]
-            if -r + 1 > np.int64(f[6]):
-                f[6] = -r + 1
-            if f[6] == 2 or f[5] == f[4]:  # a win found, or every capture seen
-                r = np.int64(f[6]) - 1
-                if depth == 0:
-                    return r
-                depth -= 1
-                continue
-            break
-
-
-@njit(cache=True)
-def result_of(
-    flat, offsets, stored, nbr, rules, binom, rev16, wtm, wm, wk, bm, bk, moves, ws, frames
-):
-    """:func:`result_white` of a position with either side to move (flipped if black);
-    the bitboards may be given as plain integers."""
-    wm, wk, bm, bk = np.uint64(wm), np.uint64(wk), np.uint64(bm), np.uint64(bk)
-    if not wtm:
-        nsq = rules[0]
-        a = reverse_board(bm, nsq, rev16)
-        b = reverse_board(bk, nsq, rev16)
-        bm = reverse_board(wm, nsq, rev16)
-        bk = reverse_board(wk, nsq, rev16)
-        wm, wk = a, b
-    return result_white(
-        flat, offsets, stored, nbr, rules, binom, rev16, wm, wk, bm, bk, moves, ws, frames
-    )
-
-
-NEEDS_CAPTURES = -10000  # result_quick: must capture (call result_of); below every NO_TABLE code
-
-
-@njit(cache=True)
-def result_quick(flat, offsets, stored, nbr, rules, wtm, wm, wk, bm, bk):
-    """The single-probe fast path (bitboards as plain integers; the index tables are the
-    module constants, to keep the call short): :func:`result_of` for a position whose side
-    to move cannot capture or whose slice stores captures, :data:`NEEDS_CAPTURES`
-    otherwise."""
-    wm, wk, bm, bk = np.uint64(wm), np.uint64(wk), np.uint64(bm), np.uint64(bk)
-    if not wtm:
-        nsq = rules[0]
-        a = reverse_board(bm, nsq, REVERSE16)
-        b = reverse_board(bk, nsq, REVERSE16)
-        bm = reverse_board(wm, nsq, REVERSE16)
-        bk = reverse_board(wk, nsq, REVERSE16)
-        wm, wk = a, b
-    final, r = _stored_result(flat, offsets, stored, nbr, rules, BINOM, wm, wk, bm, bk)
-    return r if final else NEEDS_CAPTURES
-
-
-@njit(cache=True)
-def result_capturing(flat, offsets, stored, nbr, rules, wtm, wm, wk, bm, bk, moves, ws, frames):
-    """:func:`result_of` with the index tables taken from the module (a shorter call for
-    single probes that :func:`result_quick` left to the captures)."""
-    return result_of(
-        flat, offsets, stored, nbr, rules, BINOM, REVERSE16, wtm, wm, wk, bm, bk, moves, ws, frames
-    )
-
-
-def new_buffers() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Move buffers, capture-search workspace and stack frames for :func:`result_of`."""
-    frames = np.zeros((MAX_CAPTURE_DEPTH, 7), dtype=np.uint64)
-    return mg.new_move_buffer(MAX_CAPTURE_DEPTH), mg.new_workspace(), frames
-
-
-# --- batched probing ----------------------------------------------------------------------
-# A batch is split into chunks, one compiled parallel region over them; each chunk goes in
-# stages so that the random reads of the tables are not held up by the move generation
-# around them: (1) every position's entry (or "must capture") is found, (2) the codes are
-# gathered in a tight loop, (3) each capture position has its captures played once: a
-# position after a capture whose side to move cannot capture is looked up at once (a win
-# found ends the search), the others are resolved depth first (:func:`result_white`).
-
-LOC_FINAL = -1  # the result is already known (the side to move has no pieces: lost)
-LOC_CAPTURE = -2  # the side to move must capture: resolved through the captures
-LOC_MISSING = -3  # LOC_MISSING - code: the slice ``code`` is not loaded
-CHUNK = 1 << 16  # positions per chunk of a batch (at least; a chunk per 4 threads' worth)
-
-
-@njit(cache=True, inline="always")
-def _locate_one(offsets, stored, nbr, rules, binom, wtm, wm, wk, bm, bk):
-    """``(loc, result)`` of one position: ``loc`` its entry in the flat tables counted in
-    two-bit codes (byte ``loc >> 2``), or :data:`LOC_FINAL` (with its result),
-    :data:`LOC_CAPTURE` (a capture to resolve: only in a slice that does not store
-    captures) or ``LOC_MISSING - code``."""
-    nsq = rules[0]
-    a, b, c, d = wm, wk, bm, bk
-    if not wtm:
-        a = reverse_board(bm, nsq, REVERSE16)
-        b = reverse_board(bk, nsq, REVERSE16)
-        c = reverse_board(wm, nsq, REVERSE16)
-        d = reverse_board(wk, nsq, REVERSE16)
-    if (a | b) == 0:
-        return LOC_FINAL, -1
-    code = material_code(a, b, c, d)
-    if code == UNCODED or offsets[code] < 0 or (c | d) == 0:
-        return LOC_MISSING - code, 0
-    if not stored[code] and mg.has_capture(nbr, rules, True, a, b, c, d):
-        return LOC_CAPTURE, 0
-    return offsets[code] * 4 + entry_of(rules, binom, a, b, c, d), 0
+        code = material_code(a, b, c, d)
+        if code == UNCODED or offsets[code] < 0 or (c | d) == 0:
+            loc[k] = LOC_MISSING - code  # no black pieces: no slice (the caller reports it)
+        elif not stored[code] and mg.has_capture(nbr, rules, True, a, b, c, d):
+            loc[k] = LOC_WON if (c | d) & ((c | d) - np.uint64(1)) == 0 else LOC_CAPTURE
+        else:
+            loc[k] = offsets[code] * 4 + entry_of(rules, binom, a, b, c, d)
 
 
 @njit(cache=True, inline="always")
@@ -597,61 +479,244 @@ def _code_at(flat, e):
     return 1 if c == 1 else (-1 if c == 2 else 0)
 
 
-@njit(cache=True, parallel=True)
-def locate_batch(offsets, stored, nbr, rules, binom, wtm, wm, wk, bm, bk, res, loc):
-    """Stage 1 over a whole batch: ``loc[i]``, ``res[i]`` of :func:`_locate_one`."""
-    for i in prange(wm.shape[0]):
-        loc[i], res[i] = _locate_one(
-            offsets, stored, nbr, rules, binom, wtm[i], wm[i], wk[i], bm[i], bk[i]
-        )
+@njit(cache=True, inline="always")
+def _known(flat, e):
+    """The result of a located position whose result is known (``e`` >= 0,
+    :data:`LOC_LOST` or :data:`LOC_WON`), ``NO_TABLE - code`` for ``LOC_MISSING - code``,
+    and 2 (no result) for :data:`LOC_CAPTURE`."""
+    if e >= 0:
+        return _code_at(flat, e)
+    if e == LOC_LOST:
+        return -1
+    if e == LOC_WON:
+        return 1
+    if e == LOC_CAPTURE:
+        return 2
+    return NO_TABLE - (LOC_MISSING - e)
 
 
 @njit(cache=True)
-def capture_result(
-    flat, offsets, stored, nbr, rules, binom, wm, wk, bm, bk, moves, ws, frames, kids
-):
-    """Result of a white-to-move position that must capture: each capture is played once;
-    a position after it whose side to move cannot capture (or whose slice stores captures)
-    is looked up at once (a win ends
-    the search), those that must capture too are kept in ``kids`` and resolved depth first
-    afterwards. ``NO_TABLE - code`` if the slice ``code`` is needed and not loaded."""
+def result_white(flat, offsets, stored, nbr, rules, binom, wm, wk, bm, bk, succ, locs, ws, frames):
+    """Result (+1 / 0 / -1) of a white-to-move position from the packed WDL tables in
+    ``flat`` (``offsets[code]`` = byte where a slice starts, -1 if not loaded;
+    ``stored[code]``: the slice stores its capture positions' codes), resolving the
+    captures of the others depth first with an explicit stack: ``succ[d]`` holds the
+    positions after the captures of the position at depth ``d`` (made white to move) and
+    ``locs[d]`` where they are, ``frames[d]`` their count, the next one to look at and the
+    best result so far (a win ends the search); ``NO_TABLE - code`` if the slice ``code`` is
+    needed but not loaded."""
     nsq = rules[0]
-    buf = moves[0]
-    m = mg.generate_moves(nbr, rules, True, wm, wk, bm, bk, buf, ws)
-    best = -1
-    kept = 0
-    for k in range(m):
-        p, q, r, s = mg.play_row(wm, wk, bm, bk, buf, k)
-        cwm = reverse_board(p, nsq, REVERSE16)
-        cwk = reverse_board(q, nsq, REVERSE16)
-        cbm = reverse_board(r, nsq, REVERSE16)
-        cbk = reverse_board(s, nsq, REVERSE16)
-        if (cwm | cwk) == 0:  # every opposing piece taken
-            return 1
-        code = material_code(cwm, cwk, cbm, cbk)
-        if code == UNCODED or offsets[code] < 0:
-            return NO_TABLE - code
-        if not stored[code] and mg.has_capture(nbr, rules, True, cwm, cwk, cbm, cbk):
-            kids[kept, 0], kids[kept, 1], kids[kept, 2], kids[kept, 3] = cwm, cwk, cbm, cbk
-            kept += 1
-            continue
-        v = -_code_at(flat, offsets[code] * 4 + entry_of(rules, binom, cwm, cwk, cbm, cbk))
-        if v > best:
-            best = v
-            if best == 1:
-                return 1
-    for k in range(kept):  # the move list in moves[0] is no longer needed
-        a, b, c, d = kids[k, 0], kids[k, 1], kids[k, 2], kids[k, 3]
-        v = result_white(
-            flat, offsets, stored, nbr, rules, binom, REVERSE16, a, b, c, d, moves, ws, frames
-        )
-        if v <= NO_TABLE:
-            return v
-        if -v > best:
-            best = -v
-            if best == 1:
-                return 1
-    return best
+    row = succ[0, :1]
+    row[0, 0], row[0, 1], row[0, 2], row[0, 3] = wm, wk, bm, bk
+    locate_rows(offsets, stored, nbr, rules, binom, row, 1, locs[0])
+    r = _known(flat, locs[0, 0])
+    depth = -1
+    while True:
+        if r == 2:  # the position must capture: go down to the positions after its captures
+            depth += 1
+            a, b, c, d = succ[depth, 0, 0], succ[depth, 0, 1], succ[depth, 0, 2], succ[depth, 0, 3]
+            m = mg.capture_successors(nbr, rules, True, a, b, c, d, succ[depth], ws)
+            for k in range(m):
+                for g in range(4):
+                    succ[depth, k, g] = reverse_board(succ[depth, k, g], nsq, REVERSE16)
+            locate_rows(offsets, stored, nbr, rules, binom, succ[depth], m, locs[depth])
+            frames[depth, 0] = m
+            frames[depth, 1] = 0
+            frames[depth, 2] = -1  # a capture position has a capture: at least -1
+        else:  # fold result r (for the side to move after the capture) into the frames
+            while True:
+                if r <= NO_TABLE or depth < 0:
+                    return r
+                f = frames[depth]
+                if -r > f[2]:
+                    f[2] = -r
+                if f[2] == 1 or f[1] == f[0]:  # a win found, or every capture seen
+                    r = f[2]
+                    depth -= 1
+                    continue
+                break
+        # the next position after a capture at ``depth``; one that must capture is copied
+        # to the next depth's first row, where its own successors are then written
+        f = frames[depth]
+        i = f[1]
+        f[1] = i + 1
+        r = _known(flat, locs[depth, i])
+        if r == 2:
+            if depth + 1 >= frames.shape[0]:
+                raise RuntimeError("capture positions nested deeper than the stack")
+            for g in range(4):
+                succ[depth + 1, 0, g] = succ[depth, i, g]
+
+
+NEEDS_CAPTURES = -10000  # result_quick: must capture (call result_capturing); below NO_TABLE
+
+
+@njit(cache=True)
+def result_quick(flat, offsets, stored, nbr, rules, wtm, wm, wk, bm, bk):
+    """The single-probe fast path (bitboards as plain integers; the index tables are the
+    module constants, to keep the call short): the result of a position whose side to move
+    cannot capture or whose slice stores captures (``NO_TABLE - code`` if its slice is not
+    loaded), :data:`NEEDS_CAPTURES` otherwise."""
+    wm, wk, bm, bk = np.uint64(wm), np.uint64(wk), np.uint64(bm), np.uint64(bk)
+    row = np.empty((1, 4), dtype=np.uint64)
+    row[0, 0], row[0, 1], row[0, 2], row[0, 3] = white_view(rules[0], wtm, wm, wk, bm, bk)
+    loc = np.empty(1, dtype=np.int64)
+    locate_rows(offsets, stored, nbr, rules, BINOM, row, 1, loc)
+    r = _known(flat, loc[0])
+    return NEEDS_CAPTURES if r == 2 else r
+
+
+@njit(cache=True)
+def result_capturing(
+    flat, offsets, stored, nbr, rules, wtm, wm, wk, bm, bk, succ, locs, ws, frames
+):
+    """:func:`result_white` of a position with either side to move (bitboards as plain
+    integers; the index tables taken from the module), for single probes that
+    :func:`result_quick` left to the captures; buffers from :func:`new_buffers`."""
+    wm, wk, bm, bk = np.uint64(wm), np.uint64(wk), np.uint64(bm), np.uint64(bk)
+    a, b, c, d = white_view(rules[0], wtm, wm, wk, bm, bk)
+    return result_white(
+        flat, offsets, stored, nbr, rules, BINOM, a, b, c, d, succ, locs, ws, frames
+    )
+
+
+def new_buffers() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Successor rows, their locations, capture-search workspace and stack frames for
+    :func:`result_capturing`."""
+    succ = np.zeros((MAX_CAPTURE_DEPTH, mg.MAX_MOVES, 4), dtype=np.uint64)
+    locs = np.zeros((MAX_CAPTURE_DEPTH, mg.MAX_MOVES), dtype=np.int64)
+    frames = np.zeros((MAX_CAPTURE_DEPTH, 3), dtype=np.int64)
+    return succ, locs, mg.new_workspace(), frames
+
+
+# --- batched probing ----------------------------------------------------------------------
+# A batch is split into chunks, one compiled parallel region over them; each chunk goes in
+# blocks and stages so that the random reads of the tables are not held up by the move
+# generation around them: (1) a block of positions is located, (2) their codes are gathered
+# in a tight loop, (3) the capture positions, gathered across blocks, are resolved level by
+# level (:func:`resolve_levels`), whose gathers are tight loops too.
+
+CHUNK = 1 << 16  # positions per chunk of a batch (at least; a chunk per 4 threads' worth)
+BLOCK = 1 << 11  # positions located together, and capture positions resolved together
+
+
+@njit(cache=True, inline="always")
+def _room(a, need):
+    """``a`` if it holds ``need`` items, else a copy at least twice as long."""
+    if a.shape[0] >= need:
+        return a
+    out = np.empty(max(need, 2 * a.shape[0]), dtype=a.dtype)
+    out[: a.shape[0]] = a
+    return out
+
+
+@njit(cache=True, inline="always")
+def _room_rows(a, need):
+    """:func:`_room` of an array of rows of four boards."""
+    if a.shape[0] >= need:
+        return a
+    out = np.empty((max(need, 2 * a.shape[0]), 4), dtype=a.dtype)
+    out[: a.shape[0]] = a
+    return out
+
+
+@njit(cache=True)
+def resolve_levels(flat, offsets, stored, nbr, rules, binom, roots, n, succ, ws):
+    """Results (int8) of the ``n`` white-to-move positions ``roots[k]`` (wm, wk, bm, bk),
+    which must capture, and the code of a slice that was needed and not loaded (-1 if none;
+    the results are then incomplete).
+
+    The positions are the first level of a tree whose children are the positions after
+    their captures (``succ``, ``ws``: :func:`tablebase.rules.movegen.capture_successors`'s
+    buffers). Level by level, the children are found (none more for a node whose capture
+    takes the opponent's last piece: it is won), located in one loop, the codes of those
+    that can be read gathered in a tight loop (their cache misses overlap), and the children
+    that must capture in turn form the next level, except under a node already won. Each
+    capture takes a piece, so the levels end. A node's result is the best, for its mover,
+    of its children's negated results: the children have higher numbers than their parent,
+    so folding from the last node back finishes each child before its parent reads it."""
+    nsq = rules[0]
+    nodes = np.empty((max(n, 64), 4), dtype=np.uint64)  # the nodes of every level
+    nodes[:n] = roots[:n]
+    parent = np.empty(nodes.shape[0], dtype=np.int64)
+    best = np.full(nodes.shape[0], -1, dtype=np.int8)  # each has a capture: at least -1
+    kids = np.empty((2 * nodes.shape[0], 4), dtype=np.uint64)  # a level's children
+    owner = np.empty(kids.shape[0], dtype=np.int64)
+    loc = np.empty(kids.shape[0], dtype=np.int64)
+    lo, hi = 0, n  # the level's nodes
+    while lo < hi:
+        count = 0
+        for j in range(lo, hi):
+            m = mg.capture_successors(
+                nbr, rules, True, nodes[j, 0], nodes[j, 1], nodes[j, 2], nodes[j, 3], succ, ws
+            )
+            start = count
+            kids = _room_rows(kids, count + m)
+            owner = _room(owner, count + m)
+            for k in range(m):
+                if (succ[k, 0] | succ[k, 1]) == 0:  # the opponent has no pieces left: won
+                    best[j] = 1
+                    count = start
+                    break
+                for g in range(4):
+                    kids[count, g] = reverse_board(succ[k, g], nsq, REVERSE16)
+                owner[count] = j
+                count += 1
+        loc = _room(loc, count)
+        locate_rows(offsets, stored, nbr, rules, binom, kids, count, loc)
+        for t in range(count):
+            e = loc[t]
+            if e >= 0:
+                v = -_code_at(flat, e)
+                if v > best[owner[t]]:
+                    best[owner[t]] = v
+        top = hi
+        for t in range(count):
+            e = loc[t]
+            o = owner[t]
+            if e >= 0:
+                continue
+            if e == LOC_CAPTURE:
+                if best[o] < 1:
+                    nodes = _room_rows(nodes, top + 1)
+                    parent = _room(parent, top + 1)
+                    best = _room(best, top + 1)
+                    nodes[top] = kids[t]
+                    parent[top] = o
+                    best[top] = -1
+                    top += 1
+                continue
+            v = _known(flat, e)
+            if v <= NO_TABLE:
+                return best[:n], NO_TABLE - v
+            if -v > best[o]:
+                best[o] = -v
+        lo, hi = hi, top
+    for j in range(hi - 1, n - 1, -1):
+        if -best[j] > best[parent[j]]:
+            best[parent[j]] = -best[j]
+    return best[:n], -1
+
+
+@njit(cache=True, inline="always")
+def _white_rows(nsq, wtm, wm, wk, bm, bk, lo, hi, rows):
+    """``rows[i - lo]`` = position ``i`` as white to move, for ``lo <= i < hi``."""
+    for i in range(lo, hi):
+        a, b, c, d = white_view(nsq, wtm[i], wm[i], wk[i], bm[i], bk[i])
+        rows[i - lo, 0], rows[i - lo, 1], rows[i - lo, 2], rows[i - lo, 3] = a, b, c, d
+
+
+@njit(cache=True, parallel=True)
+def locate_batch(offsets, stored, nbr, rules, binom, wtm, wm, wk, bm, bk, loc):
+    """``loc[i]`` (:func:`locate_rows`) of every position of a batch, either side to
+    move."""
+    n = wm.shape[0]
+    for blk in prange((n + BLOCK - 1) // BLOCK):
+        lo = blk * BLOCK
+        hi = min(n, lo + BLOCK)
+        rows = np.empty((hi - lo, 4), dtype=np.uint64)
+        _white_rows(rules[0], wtm, wm, wk, bm, bk, lo, hi, rows)
+        locate_rows(offsets, stored, nbr, rules, binom, rows, hi - lo, loc[lo:hi])
 
 
 @njit(cache=True, parallel=True)
@@ -667,48 +732,53 @@ def results_chunked(flat, offsets, stored, nbr, rules, binom, wtm, wm, wk, bm, b
     for ch in prange(nchunks):
         lo = ch * step
         hi = min(n, lo + step)
-        if lo >= hi:
-            continue
-        loc = np.empty(hi - lo, dtype=np.int64)
-        captures = 0
-        for i in range(lo, hi):
-            e, r = _locate_one(
-                offsets, stored, nbr, rules, binom, wtm[i], wm[i], wk[i], bm[i], bk[i]
-            )
-            loc[i - lo] = e
-            res[i] = r
-            if e <= LOC_MISSING:
-                missing[ch] = LOC_MISSING - e
-            elif e == LOC_CAPTURE:
-                captures += 1
-        if missing[ch] >= 0:
-            continue
-        for i in range(lo, hi):
-            e = loc[i - lo]
-            if e >= 0:
-                res[i] = _code_at(flat, e)
-        if captures == 0:
-            continue
-        moves = np.empty((MAX_CAPTURE_DEPTH, mg.MAX_MOVES, mg.MOVE_FIELDS), dtype=np.uint64)
+        rows = np.empty((BLOCK, 4), dtype=np.uint64)
+        loc = np.empty(BLOCK, dtype=np.int64)
+        roots = np.empty((BLOCK, 4), dtype=np.uint64)  # capture positions to resolve
+        at = np.empty(BLOCK, dtype=np.int64)  # and where they are in the batch
+        succ = mg.new_successor_buffer_nb()
         ws = mg.new_workspace_nb()
-        frames = np.zeros((MAX_CAPTURE_DEPTH, 7), dtype=np.uint64)
-        kids = np.empty((mg.MAX_MOVES, 4), dtype=np.uint64)
-        for i in range(lo, hi):
-            if loc[i - lo] != LOC_CAPTURE:
-                continue
-            a, b, c, d = wm[i], wk[i], bm[i], bk[i]
-            if not wtm[i]:
-                a = reverse_board(bm[i], nsq, REVERSE16)
-                b = reverse_board(bk[i], nsq, REVERSE16)
-                c = reverse_board(wm[i], nsq, REVERSE16)
-                d = reverse_board(wk[i], nsq, REVERSE16)
-            r = capture_result(
-                flat, offsets, stored, nbr, rules, binom, a, b, c, d, moves, ws, frames, kids
-            )
-            if r <= NO_TABLE:
-                missing[ch] = NO_TABLE - r
-                r = 0
-            res[i] = r
+        m = 0
+        for a in range(lo, hi, BLOCK):
+            b = min(hi, a + BLOCK)
+            _white_rows(nsq, wtm, wm, wk, bm, bk, a, b, rows)
+            locate_rows(offsets, stored, nbr, rules, binom, rows, b - a, loc)
+            for i in range(a, b):  # the gather: nothing between the reads
+                e = loc[i - a]
+                if e >= 0:
+                    res[i] = _code_at(flat, e)
+            for i in range(a, b):
+                e = loc[i - a]
+                if e >= 0:
+                    continue
+                if e != LOC_CAPTURE:
+                    r = _known(flat, e)
+                    if r <= NO_TABLE:
+                        missing[ch] = NO_TABLE - r
+                        break
+                    res[i] = r
+                    continue
+                roots[m] = rows[i - a]
+                at[m] = i
+                m += 1
+                if m == BLOCK:
+                    got, need = resolve_levels(
+                        flat, offsets, stored, nbr, rules, binom, roots, m, succ, ws
+                    )
+                    if need >= 0:
+                        missing[ch] = need
+                        break
+                    for k in range(m):
+                        res[at[k]] = got[k]
+                    m = 0
+            if missing[ch] >= 0:
+                break
+        if m > 0 and missing[ch] < 0:
+            got, need = resolve_levels(flat, offsets, stored, nbr, rules, binom, roots, m, succ, ws)
+            if need >= 0:
+                missing[ch] = need
+            for k in range(m):
+                res[at[k]] = got[k]
     return res, missing
 
 

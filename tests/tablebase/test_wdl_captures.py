@@ -1,6 +1,7 @@
 """The WDL part with capture positions' codes stored (``captures="stored"`` on the dataset):
-every position answers through one read, files of the older form (captures left to the
-prober) still probe right beside them, and ``tablebase export`` converts the older form."""
+every position answers through one read, files of the smaller form (captures left to the
+prober, the WDL-only copy's default) probe right beside them, and ``tablebase export``
+converts between the forms."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import numpy as np
 import pytest
 
 import tablebase
+from tablebase.export import export_database
 from tablebase.generator import run_pair_task
 from tablebase.index import BINOM, position_from_index
 from tablebase.rules import has_capture
@@ -51,11 +53,11 @@ def db34(db3_international, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def copies(db34, tmp_path_factory) -> dict[str, Path]:
-    """WDL-only copies of :func:`db34`: ``stored`` (the default), ``resolved`` (the older
-    form, ``--resolve-captures``) and ``mixed`` (every other file of each)."""
+    """WDL-only copies of :func:`db34`: ``stored`` (``--store-captures``), ``resolved``
+    (the default) and ``mixed`` (every other file of each)."""
     base = tmp_path_factory.mktemp("copies")
     out = {}
-    for name, extra in (("stored", ()), ("resolved", ("--resolve-captures",))):
+    for name, extra in (("stored", ("--store-captures",)), ("resolved", ())):
         out[name] = base / name / "international"
         run("export", "--wdl-only", *extra, str(db34), str(out[name]))
     mixed = out["mixed"] = base / "mixed" / "international"
@@ -178,17 +180,18 @@ def test_capture_into_a_missing_slice(db34, copies, tmp_path) -> None:
 
 
 def test_export_converts_the_older_form(db34, copies, tmp_path) -> None:
-    """``tablebase export`` rewrites parts of the older form with captures stored: from the
-    values in a full database, and through the captures in a WDL-only copy; both give the
-    bytes encoded from the values. ``--resolve-captures`` of a WDL-only copy storing
-    captures gives the older form's bytes."""
+    """``tablebase export`` rewrites parts of the smaller form with captures stored: from
+    the values in a full database (the default of a full copy), and through the captures in
+    a WDL-only copy (``--store-captures``); both give the bytes encoded from the values.
+    ``--resolve-captures`` of a WDL-only copy storing captures gives the smaller form's
+    bytes."""
     full_old = tmp_path / "full-old" / "international"
     run("export", "--resolve-captures", str(db34), str(full_old))
     assert not any(read_attrs(p)["wdl_captures_stored"] for p in full_old.glob("*.h5"))
     full_new = tmp_path / "full-new" / "international"
     run("export", str(full_old), str(full_new))
     wdl_new = tmp_path / "wdl-new" / "international"
-    r = run("export", "--wdl-only", str(copies["resolved"]), str(wdl_new))
+    r = run("export", "--wdl-only", "--store-captures", str(copies["resolved"]), str(wdl_new))
     assert "wdl only" in r.stdout
     wdl_old = tmp_path / "wdl-old" / "international"
     run("export", "--wdl-only", "--resolve-captures", str(copies["stored"]), str(wdl_old))
@@ -209,6 +212,27 @@ def test_export_converts_the_older_form(db34, copies, tmp_path) -> None:
         read_slice(slice_path(full_new, parse_slice("0112")), INTERNATIONAL, parse_slice("0112")),
         read_slice(slice_path(db34, parse_slice("0112")), INTERNATIONAL, parse_slice("0112")),
     )
+
+
+def test_wdl_only_copy_resolves_captures_by_default(db34, copies, tmp_path) -> None:
+    """``export --wdl-only`` writes the smaller form unless ``--store-captures`` is given:
+    the same bytes as ``--resolve-captures`` (still accepted); asking for both forms is a
+    usage error that writes nothing."""
+    default = tmp_path / "default" / "international"
+    run("export", "--wdl-only", str(db34), str(default))
+    for path in sorted(copies["resolved"].glob("*.h5")):
+        s = parse_slice(path.stem)
+        packed, stored = read_wdl_part(slice_path(default, s), INTERNATIONAL, s)
+        assert not stored, s.name
+        np.testing.assert_array_equal(packed, read_wdl(path, INTERNATIONAL, s), err_msg=s.name)
+    both = tmp_path / "both" / "international"
+    r = run("export", "--wdl-only", "--resolve-captures", "--store-captures", str(db34),
+            str(both), check=False)  # fmt: skip
+    assert r.returncode == 2 and "exclude each other" in r.stderr
+    assert "Traceback" not in r.stderr and not both.exists()
+    with pytest.raises(ValueError, match="different forms"):
+        export_database(db34, both, True, resolve_captures=True, store_captures=True)
+    assert not both.exists()
 
 
 def test_non_positions_are_the_entries_two_men_share(db34) -> None:

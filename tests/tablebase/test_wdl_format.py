@@ -27,7 +27,7 @@ from tablebase.storage import (
     write_slice,
 )
 from tablebase.values import decode, encode, value_dtype
-from tablebase.wdl import exact_wdl, non_positions, unpack
+from tablebase.wdl import DONT_CARE, classify, exact_wdl, unpack
 from tests.conftest import tablebase_cli
 
 run = tablebase_cli  # tablebase ARGS in a child process
@@ -38,6 +38,7 @@ def wdl_copy(db3_international, tmp_path_factory) -> Path:
     dst = tmp_path_factory.mktemp("wdl") / "international"
     r = run("export", "--wdl-only", str(db3_international), str(dst))
     assert "wdl only" in r.stdout and "bits/position" in r.stdout
+    assert not any(read_attrs(p)["wdl_captures_stored"] for p in dst.glob("*.h5"))
     return dst
 
 
@@ -70,8 +71,10 @@ def test_both_parts_are_read(db3_international) -> None:
 
 def test_wdl_only_copy_answers_every_position_like_the_values(db3_international, wdl_copy):
     """Every position of every slice, either side to move, captures included; the WDL part
-    holds every position's own code and fills the entries that are not positions for runs
-    (some stored codes differ from the values' there, none elsewhere)."""
+    (the default form: captures resolved) holds the own code of every position without a
+    capture and fills the other entries for runs (some stored codes differ from the values'
+    there, none elsewhere)."""
+
     full = tablebase.open(db3_international)
     small = tablebase.open(wdl_copy)
     assert full.has_distances and not small.has_distances
@@ -85,9 +88,10 @@ def test_wdl_only_copy_answers_every_position_like_the_values(db3_international,
         values = read_slice(slice_path(db3_international, s), INTERNATIONAL, s)
         stored = unpack(read_wdl(slice_path(wdl_copy, s), INTERNATIONAL, s), values.shape[0])
         exact = unpack(exact_wdl(values), values.shape[0])
-        valid = np.unpackbits(non_positions(INTERNATIONAL, s), count=values.shape[0],
-                              bitorder="little") == 0  # fmt: skip
-        np.testing.assert_array_equal(stored[valid], exact[valid], err_msg=s.name)
+        counts = np.array(tuple(s), dtype=np.int64)
+        v = INTERNATIONAL
+        care = classify(values, v.neighbours, v.rules, BINOM, counts, 4) != DONT_CARE
+        np.testing.assert_array_equal(stored[care], exact[care], err_msg=s.name)
         differing += int((stored != exact).sum())
     assert differing > 1000  # the entries that are not positions were filled for runs
     for fen in ("W:WK42:B22", "W:W33:B2", "B:WK1,K7:BK50", "W:W28:B23", "B:W28:B23"):
