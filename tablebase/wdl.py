@@ -40,6 +40,7 @@ from tablebase.index import (
     reverse_board,
 )
 from tablebase.rules import movegen as mg
+from tablebase.rules.kernel import kernel
 from tablebase.rules.variants import Variant
 from tablebase.slices import UNCODED, Slice, material_code, successors
 from tablebase.values import wdl_code
@@ -446,7 +447,7 @@ def white_view(nsq, wtm, wm, wk, bm, bk):
     )
 
 
-@njit(cache=True)
+@kernel
 def locate_rows(offsets, stored, nbr, rules, binom, rows, n, loc):
     """``loc[k]`` of the white-to-move positions ``rows[k]`` (wm, wk, bm, bk), ``k < n``:
     the entry in the flat tables counted in two-bit codes (byte ``loc >> 2``), or
@@ -455,9 +456,9 @@ def locate_rows(offsets, stored, nbr, rules, binom, rows, n, loc):
     opponent has a single piece is won outright, as resolving it would find: any capture
     takes that piece, and a side without pieces has lost.
 
-    The one home of these rules, written out in one loop over many positions: numba's
-    inlining of a per-position helper that takes the tables adds reference counting to the
-    caller's loop, which doubles the cost of a lookup."""
+    The one home of these rules, written out in one loop over many positions (a
+    :mod:`kernel <tablebase.rules.kernel>`: no reference counting, which doubled the cost of
+    a lookup when a per-position helper took the tables)."""
     for k in range(n):
         a, b, c, d = rows[k, 0], rows[k, 1], rows[k, 2], rows[k, 3]
         if (a | b) == 0:
@@ -495,7 +496,7 @@ def _known(flat, e):
     return NO_TABLE - (LOC_MISSING - e)
 
 
-@njit(cache=True)
+@kernel
 def result_white(flat, offsets, stored, nbr, rules, binom, wm, wk, bm, bk, succ, locs, ws, frames):
     """Result (+1 / 0 / -1) of a white-to-move position from the packed WDL tables in
     ``flat`` (``offsets[code]`` = byte where a slice starts, -1 if not loaded;
