@@ -43,7 +43,8 @@ code]`` giving where each starts (``-1`` if absent).
    was last read) has come, or one of its positions was set during the level before
    (``touched``, one mark per block and parity of the level). Slices with long wins have
    150 levels and more, and reading every word at every level cost more than the work.
-   The due blocks are found a stretch ahead and their state prefetched.
+   The due blocks are found a stretch ahead and their state prefetched, and read before
+   the positions they hold are expanded (:func:`level_stretch`).
 3. **Draws.** What is still undecided when no level is left is a draw; the state array is
    then compacted in place into the value array (the low half of each word).
 """
@@ -90,6 +91,7 @@ FIXED_TASK_BYTES = 256 << 20
 UNMOVE_ROWS = 512  # predecessors of one position (6 kings fly to at most 6 * 17)
 VISIT_BATCH = 64  # predecessors the level passes update together (their misses overlap)
 DUE_AHEAD = 256  # blocks the level passes look ahead for due ones (to prefetch their state)
+STRETCH_ENTRIES = DUE_AHEAD * WORK_BLOCK  # entries of those blocks: the most to expand
 
 
 def task_memory_bytes(
@@ -528,22 +530,6 @@ def open_block(state, due, touched, sbo, soff, size, b, level, vb, hits):
 
 
 @njit(cache=True, inline="always")
-def due_blocks(state, due, touched, sbo, soff, c0, c1, level, dues):
-    """The blocks ``c0..c1`` (at most :data:`DUE_AHEAD`) due at ``level`` into
-    ``dues``, their first state line prefetched (a due block is one the level pass has not
-    read for a while: its state is rarely in cache); returns how many. Whether a block is
-    due does not change during the level (the marks set in it are the next level's), so
-    they may be listed ahead of their turn."""
-    nd = 0
-    for b in range(c0, c1):
-        if block_is_due(due, touched, sbo + b, level):
-            dues[nd] = b
-            nd += 1
-            prefetch(state, soff + b * WORK_BLOCK)
-    return nd
-
-
-@njit(cache=True, inline="always")
 def decide_by_exit(state, i, s, level, vb):
     """The undecided word ``s`` of ``state[i]`` at ``level``: set to ``level + 1`` if its
     exit decides it then (a win through the exit, or a loss once no inside move is left);
@@ -554,6 +540,44 @@ def decide_by_exit(state, i, s, level, vb):
         if cas(state, i, s, (1 << (2 * vb - 1)) | new) == s:
             return 1
     return 0
+
+
+@njit(cache=True, inline="always")
+def level_stretch(state, due, touched, sbo, soff, size, c0, c1, level, vb, hits, dues, expand):
+    """Blocks ``c0..c1`` (at most :data:`DUE_AHEAD`) of the slice at ``soff`` at ``level``,
+    all but the expansions; returns ``(positions set, entries to expand)``. The due blocks
+    are listed first and their state prefetched (a due block has not been read for a
+    while: its state is rarely in cache); then each is read: the undecided words whose exit
+    decides them now are set, the entries of value ``level`` go to ``expand``, and the
+    block gets its next due level.
+
+    Reading the blocks ahead of the expansions is exact: whether a block is due does not
+    change during its level (the marks set in it are the next level's), and the expansions
+    change its words only by setting them for the next level, which ``touched`` announces,
+    or by one count less, which leaves their due level as it was."""
+    nd = 0
+    for b in range(c0, c1):
+        if block_is_due(due, touched, sbo + b, level):
+            dues[nd] = b
+            nd += 1
+            prefetch(state, soff + b * WORK_BLOCK)
+    dec = 1 << (2 * vb - 1)
+    target = dec | level
+    nset = 0
+    ne = 0
+    for i in range(nd):
+        b = dues[i]
+        nh, b0, b1 = open_block(state, due, touched, sbo, soff, size, b, level, vb, hits)
+        for h in range(nh):
+            idx = b0 + hits[h]
+            s = np.int64(state[soff + idx])
+            if s & dec == 0:
+                nset += decide_by_exit(state, soff + idx, s, level, vb)
+            elif s == target:
+                expand[ne] = idx
+                ne += 1
+        due[sbo + b] = block_due(state, soff + b0, soff + b1, level, vb)
+    return nset, ne
 
 
 @njit(cache=True, inline="always")
@@ -611,51 +635,41 @@ def update_predecessors(state, where, m, level, vb, atomic, touched, moff, mbo):
 @kernel
 def _level_range(
     state, nbr, rules, binom, rev16, soff, moff, size, blo, bhi, due, touched, sbo, mbo,
-    counts, level, vb, atomic, where, hits, dues,
+    counts, level, vb, atomic, where, hits, dues, expand,
 ):  # fmt: skip
     """Level ``level`` over blocks ``blo..bhi`` of one slice at ``soff`` (its blocks from
     ``sbo`` in ``due`` and ``touched``) whose mirror (where every quiet predecessor lies) is
     at ``moff`` (blocks from ``mbo``); returns (set, visits). Only the blocks due at this
-    level are read (found :data:`DUE_AHEAD` at a time, their state prefetched:
-    :func:`due_blocks`); each gets its next due level. The predecessors of the positions
-    expanded are updated :data:`VISIT_BATCH` at a time, so that more of their cache misses
-    overlap (the updates of a level commute: any order gives the same result). Scratch:
-    ``where`` (:data:`UNMOVE_ROWS` + :data:`VISIT_BATCH` places), ``hits``
-    (:data:`WORK_BLOCK`) and ``dues`` (:data:`DUE_AHEAD`)."""
+    level are read, :data:`DUE_AHEAD` at a time (:func:`level_stretch`); then the entries
+    of value ``level`` among them are expanded, their predecessors updated
+    :data:`VISIT_BATCH` at a time, so that more of their cache misses overlap (the updates
+    of a level commute: any order gives the same result). Scratch: ``where``
+    (:data:`UNMOVE_ROWS` + :data:`VISIT_BATCH` places), ``hits`` (:data:`WORK_BLOCK`),
+    ``dues`` (:data:`DUE_AHEAD`) and ``expand`` (:data:`STRETCH_ENTRIES`)."""
     nsq = rules[0]
     width = rules[5]
-    dec = 1 << (2 * vb - 1)
-    target = dec | level
     nset = 0
     visits = 0
     m = 0  # predecessors queued in where
     for c0 in range(blo, bhi, DUE_AHEAD):
-        nd = due_blocks(state, due, touched, sbo, soff, c0, min(bhi, c0 + DUE_AHEAD), level, dues)
-        for i in range(nd):
-            b = dues[i]
-            nh, b0, b1 = open_block(state, due, touched, sbo, soff, size, b, level, vb, hits)
-            for h in range(nh):
-                idx = b0 + hits[h]
-                s = np.int64(state[soff + idx])
-                if s & dec == 0:
-                    nset += decide_by_exit(state, soff + idx, s, level, vb)
-                    continue
-                if s != target:
-                    continue
-                wm, wk, bm, bk, ok = position_from_index(
-                    idx, nsq, width, counts[0], counts[1], counts[2], counts[3], binom
-                )
-                k = predecessor_indices(
-                    nbr, rules, binom, rev16, wm, wk, bm, bk, counts, moff, where[m:]
-                )
-                visits += k
-                m += k
-                if m >= VISIT_BATCH:
-                    nset += update_predecessors(
-                        state, where, m, level, vb, atomic, touched, moff, mbo
-                    )
-                    m = 0
-            due[sbo + b] = block_due(state, soff + b0, soff + b1, level, vb)
+        c1 = min(bhi, c0 + DUE_AHEAD)
+        n, ne = level_stretch(
+            state, due, touched, sbo, soff, size, c0, c1, level, vb, hits, dues, expand
+        )
+        nset += n
+        for j in range(ne):
+            idx = expand[j]
+            wm, wk, bm, bk, ok = position_from_index(
+                idx, nsq, width, counts[0], counts[1], counts[2], counts[3], binom
+            )
+            k = predecessor_indices(
+                nbr, rules, binom, rev16, wm, wk, bm, bk, counts, moff, where[m:]
+            )
+            visits += k
+            m += k
+            if m >= VISIT_BATCH:
+                nset += update_predecessors(state, where, m, level, vb, atomic, touched, moff, mbo)
+                m = 0
     nset += update_predecessors(state, where, m, level, vb, atomic, touched, moff, mbo)
     return nset, visits
 
@@ -682,6 +696,7 @@ def level_slice(
                 sbo, mbo, counts, level, vb, atomic,
                 np.zeros(UNMOVE_ROWS + VISIT_BATCH, dtype=np.int64),
                 np.zeros(WORK_BLOCK, dtype=np.int64), np.zeros(DUE_AHEAD, dtype=np.int64),
+                np.zeros(STRETCH_ENTRIES, dtype=np.int64),
             )  # fmt: skip
             out[c, 0] = a
             out[c, 1] = b

@@ -51,14 +51,12 @@ from tablebase.solve import (
     DUE_AHEAD,
     MISSING,
     NO_PIECES,
+    STRETCH_ENTRIES,
     UNMOVE_ROWS,
     VISIT_BATCH,
     WORK_BLOCK,
-    block_due,
     combine,
-    decide_by_exit,
-    due_blocks,
-    open_block,
+    level_stretch,
     update_predecessors,
     work_blocks,
 )
@@ -368,57 +366,48 @@ def predecessor_indices(nbr, rules, binom, wm, wk, bm, bk, wcode, bcode, counts,
 @kernel
 def _level_range(
     state, nbr, rules, binom, soff, moff, size, blo, bhi, due, touched, sbo, mbo, counts,
-    level, vb, atomic, where, hits, dues,
+    level, vb, atomic, where, hits, dues, expand,
 ):  # fmt: skip
     """Level ``level`` over blocks ``blo..bhi`` of one slice with run states (see
-    :func:`tablebase.solve._level_range`: due blocks found ahead, predecessors updated in
-    batches); returns (set, visits). Scratch: ``where`` (``4 * UNMOVE_ROWS + VISIT_BATCH``
-    places), ``hits`` (``WORK_BLOCK``) and ``dues`` (``DUE_AHEAD``)."""
+    :func:`tablebase.solve._level_range`: due blocks read ahead by
+    :func:`tablebase.solve.level_stretch`, predecessors updated in batches); returns (set,
+    visits). Scratch: ``where`` (``4 * UNMOVE_ROWS + VISIT_BATCH`` places), ``hits``
+    (``WORK_BLOCK``), ``dues`` (``DUE_AHEAD``) and ``expand`` (``STRETCH_ENTRIES``)."""
     nsq = rules[0]
     width = rules[5]
     limit = king_limit(rules)
     cw = run_states(limit, counts[0], counts[1])
     cb = run_states(limit, counts[2], counts[3])
     per = cw * cb
-    dec = 1 << (2 * vb - 1)
-    target = dec | level
     nset = 0
     visits = 0
     last = -1
     wm = wk = bm = bk = np.uint64(0)
     m = 0  # predecessors queued in where
     for c0 in range(blo, bhi, DUE_AHEAD):
-        nd = due_blocks(state, due, touched, sbo, soff, c0, min(bhi, c0 + DUE_AHEAD), level, dues)
-        for i in range(nd):
-            b = dues[i]
-            nh, b0, b1 = open_block(state, due, touched, sbo, soff, size, b, level, vb, hits)
-            for h in range(nh):
-                idx = b0 + hits[h]
-                s = np.int64(state[soff + idx])
-                if s & dec == 0:
-                    nset += decide_by_exit(state, soff + idx, s, level, vb)
-                    continue
-                if s != target:
-                    continue
-                bi = idx // per
-                code = idx - bi * per
-                if bi != last:
-                    wm, wk, bm, bk, ok = position_from_index(
-                        bi, nsq, width, counts[0], counts[1], counts[2], counts[3], binom
-                    )
-                    last = bi
-                k = predecessor_indices(
-                    nbr, rules, binom, wm, wk, bm, bk, code // cb, code % cb, counts, moff,
-                    where[m:],
-                )  # fmt: skip
-                visits += k
-                m += k
-                if m >= VISIT_BATCH:
-                    nset += update_predecessors(
-                        state, where, m, level, vb, atomic, touched, moff, mbo
-                    )
-                    m = 0
-            due[sbo + b] = block_due(state, soff + b0, soff + b1, level, vb)
+        c1 = min(bhi, c0 + DUE_AHEAD)
+        n, ne = level_stretch(
+            state, due, touched, sbo, soff, size, c0, c1, level, vb, hits, dues, expand
+        )
+        nset += n
+        for j in range(ne):
+            idx = expand[j]
+            bi = idx // per
+            code = idx - bi * per
+            if bi != last:
+                wm, wk, bm, bk, ok = position_from_index(
+                    bi, nsq, width, counts[0], counts[1], counts[2], counts[3], binom
+                )
+                last = bi
+            k = predecessor_indices(
+                nbr, rules, binom, wm, wk, bm, bk, code // cb, code % cb, counts, moff,
+                where[m:],
+            )  # fmt: skip
+            visits += k
+            m += k
+            if m >= VISIT_BATCH:
+                nset += update_predecessors(state, where, m, level, vb, atomic, touched, moff, mbo)
+                m = 0
     nset += update_predecessors(state, where, m, level, vb, atomic, touched, moff, mbo)
     return nset, visits
 
@@ -442,6 +431,7 @@ def level_slice(
                 counts, level, vb, atomic,
                 np.zeros(UNMOVE_ROWS * 4 + VISIT_BATCH, dtype=np.int64),
                 np.zeros(WORK_BLOCK, dtype=np.int64), np.zeros(DUE_AHEAD, dtype=np.int64),
+                np.zeros(STRETCH_ENTRIES, dtype=np.int64),
             )  # fmt: skip
             out[c, 0] = a
             out[c, 1] = b
