@@ -13,6 +13,10 @@ arrays it is given, which live as long as its caller holds them, and so must not
 an array (numba refuses to compile one that does) nor return one: its callers allocate its
 scratch space (see :func:`tablebase.solve.init_scratch`) and pass it in. Helpers it inlines
 are compiled with it, counting off too. Everything else stays plain ``njit``.
+
+``_nrt`` is one of numba's own options (its tests use it) without a documented name; a
+numba without it would refuse the option at the first compile (``KeyError: Unrecognized
+options``), not compile something else.
 """
 
 from __future__ import annotations
