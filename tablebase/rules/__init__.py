@@ -6,6 +6,8 @@ imports nothing from them:
 - :mod:`tablebase.rules.variants` - rule sets as data (:class:`Variant`, :data:`VARIANTS`);
 - :mod:`tablebase.rules.drawrules` - each variant's draw rules as data, and their counters;
 - :mod:`tablebase.rules.bits` - compiled bitboard primitives;
+- :mod:`tablebase.rules.kernel` - how the hot compiled functions are compiled (no reference
+  counting);
 - :mod:`tablebase.rules.position` - :class:`Position`, FEN reading and writing;
 - :mod:`tablebase.rules.movegen` - compiled move generation, make-move, quiet unmoves, perft,
   and the compiled accessors of the move buffer;
