@@ -543,6 +543,28 @@ def decide_by_exit(state, i, s, level, vb):
 
 
 @njit(cache=True, inline="always")
+def update_if_full(state, where, m, level, vb, atomic, touched, moff, mbo):
+    """The level passes' batch of predecessors ``where[:m]``: updated
+    (:func:`update_predecessors`) once it holds :data:`VISIT_BATCH`; returns ``(m left
+    queued, positions set)``."""
+    if m < VISIT_BATCH:
+        return m, 0
+    return 0, update_predecessors(state, where, m, level, vb, atomic, touched, moff, mbo)
+
+
+@njit(cache=True)
+def level_scratch(rows):
+    """Scratch space of one caller of a ``_level_range`` (a kernel): ``where`` for ``rows``
+    predecessors of one position and a batch, ``hits``, ``dues`` and ``expand``."""
+    return (
+        np.zeros(rows + VISIT_BATCH, dtype=np.int64),
+        np.zeros(WORK_BLOCK, dtype=np.int64),
+        np.zeros(DUE_AHEAD, dtype=np.int64),
+        np.zeros(STRETCH_ENTRIES, dtype=np.int64),
+    )
+
+
+@njit(cache=True, inline="always")
 def level_stretch(state, due, touched, sbo, soff, size, c0, c1, level, vb, hits, dues, expand):
     """Blocks ``c0..c1`` (at most :data:`DUE_AHEAD`) of the slice at ``soff`` at ``level``,
     all but the expansions; returns ``(positions set, entries to expand)``. The due blocks
@@ -635,7 +657,7 @@ def update_predecessors(state, where, m, level, vb, atomic, touched, moff, mbo):
 @kernel
 def _level_range(
     state, nbr, rules, binom, rev16, soff, moff, size, blo, bhi, due, touched, sbo, mbo,
-    counts, level, vb, atomic, where, hits, dues, expand,
+    counts, level, vb, atomic, scratch,
 ):  # fmt: skip
     """Level ``level`` over blocks ``blo..bhi`` of one slice at ``soff`` (its blocks from
     ``sbo`` in ``due`` and ``touched``) whose mirror (where every quiet predecessor lies) is
@@ -643,11 +665,11 @@ def _level_range(
     level are read, :data:`DUE_AHEAD` at a time (:func:`level_stretch`); then the entries
     of value ``level`` among them are expanded, their predecessors updated
     :data:`VISIT_BATCH` at a time, so that more of their cache misses overlap (the updates
-    of a level commute: any order gives the same result). Scratch: ``where``
-    (:data:`UNMOVE_ROWS` + :data:`VISIT_BATCH` places), ``hits`` (:data:`WORK_BLOCK`),
-    ``dues`` (:data:`DUE_AHEAD`) and ``expand`` (:data:`STRETCH_ENTRIES`)."""
+    of a level commute: any order gives the same result). ``scratch``:
+    :func:`level_scratch` of :data:`UNMOVE_ROWS`."""
     nsq = rules[0]
     width = rules[5]
+    where, hits, dues, expand = scratch
     nset = 0
     visits = 0
     m = 0  # predecessors queued in where
@@ -666,10 +688,8 @@ def _level_range(
                 nbr, rules, binom, rev16, wm, wk, bm, bk, counts, moff, where[m:]
             )
             visits += k
-            m += k
-            if m >= VISIT_BATCH:
-                nset += update_predecessors(state, where, m, level, vb, atomic, touched, moff, mbo)
-                m = 0
+            m, n = update_if_full(state, where, m + k, level, vb, atomic, touched, moff, mbo)
+            nset += n
     nset += update_predecessors(state, where, m, level, vb, atomic, touched, moff, mbo)
     return nset, visits
 
@@ -693,10 +713,7 @@ def level_slice(
         if blo < bhi:
             a, b = _level_range(
                 state, nbr, rules, binom, rev16, soff, moff, size, blo, bhi, due, touched,
-                sbo, mbo, counts, level, vb, atomic,
-                np.zeros(UNMOVE_ROWS + VISIT_BATCH, dtype=np.int64),
-                np.zeros(WORK_BLOCK, dtype=np.int64), np.zeros(DUE_AHEAD, dtype=np.int64),
-                np.zeros(STRETCH_ENTRIES, dtype=np.int64),
+                sbo, mbo, counts, level, vb, atomic, level_scratch(UNMOVE_ROWS),
             )  # fmt: skip
             out[c, 0] = a
             out[c, 1] = b

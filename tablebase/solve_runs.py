@@ -51,12 +51,11 @@ from tablebase.solve import (
     DUE_AHEAD,
     MISSING,
     NO_PIECES,
-    STRETCH_ENTRIES,
     UNMOVE_ROWS,
-    VISIT_BATCH,
-    WORK_BLOCK,
     combine,
+    level_scratch,
     level_stretch,
+    update_if_full,
     update_predecessors,
     work_blocks,
 )
@@ -366,19 +365,19 @@ def predecessor_indices(nbr, rules, binom, wm, wk, bm, bk, wcode, bcode, counts,
 @kernel
 def _level_range(
     state, nbr, rules, binom, soff, moff, size, blo, bhi, due, touched, sbo, mbo, counts,
-    level, vb, atomic, where, hits, dues, expand,
+    level, vb, atomic, scratch,
 ):  # fmt: skip
     """Level ``level`` over blocks ``blo..bhi`` of one slice with run states (see
     :func:`tablebase.solve._level_range`: due blocks read ahead by
     :func:`tablebase.solve.level_stretch`, predecessors updated in batches); returns (set,
-    visits). Scratch: ``where`` (``4 * UNMOVE_ROWS + VISIT_BATCH`` places), ``hits``
-    (``WORK_BLOCK``), ``dues`` (``DUE_AHEAD``) and ``expand`` (``STRETCH_ENTRIES``)."""
+    visits). ``scratch``: :func:`tablebase.solve.level_scratch` of ``4 * UNMOVE_ROWS``."""
     nsq = rules[0]
     width = rules[5]
     limit = king_limit(rules)
     cw = run_states(limit, counts[0], counts[1])
     cb = run_states(limit, counts[2], counts[3])
     per = cw * cb
+    where, hits, dues, expand = scratch
     nset = 0
     visits = 0
     last = -1
@@ -404,10 +403,8 @@ def _level_range(
                 where[m:],
             )  # fmt: skip
             visits += k
-            m += k
-            if m >= VISIT_BATCH:
-                nset += update_predecessors(state, where, m, level, vb, atomic, touched, moff, mbo)
-                m = 0
+            m, n = update_if_full(state, where, m + k, level, vb, atomic, touched, moff, mbo)
+            nset += n
     nset += update_predecessors(state, where, m, level, vb, atomic, touched, moff, mbo)
     return nset, visits
 
@@ -428,10 +425,7 @@ def level_slice(
         if blo < bhi:
             a, b = _level_range(
                 state, nbr, rules, binom, soff, moff, size, blo, bhi, due, touched, sbo, mbo,
-                counts, level, vb, atomic,
-                np.zeros(UNMOVE_ROWS * 4 + VISIT_BATCH, dtype=np.int64),
-                np.zeros(WORK_BLOCK, dtype=np.int64), np.zeros(DUE_AHEAD, dtype=np.int64),
-                np.zeros(STRETCH_ENTRIES, dtype=np.int64),
+                counts, level, vb, atomic, level_scratch(UNMOVE_ROWS * 4),
             )  # fmt: skip
             out[c, 0] = a
             out[c, 1] = b
