@@ -570,29 +570,47 @@ def stats_cmd(variant: str, db: str | None, as_json: bool, plot_file: str | None
 @click.option(
     "--resolve-captures",
     is_flag=True,
-    help="Leave capture positions out of the win/draw/loss part (smaller; a probe then "
-    "resolves them through their captures). The default with --wdl-only.",
+    help="Leave capture positions out of the win/draw/loss part of every slice (smallest; "
+    "a probe then resolves them through their captures).",
 )
 @click.option(
     "--store-captures",
     is_flag=True,
-    help="Store capture positions' codes in the win/draw/loss part (larger; every probe "
-    "reads one code). The default without --wdl-only.",
+    help="Store capture positions' codes in the win/draw/loss part of every slice (every "
+    "probe reads one code). The default without --wdl-only.",
+)
+@click.option(
+    "--store-captures-up-to",
+    "store_up_to",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="PIECES",
+    help="Store capture positions' codes in the slices of up to PIECES pieces, leave them "
+    "to the prober in larger ones (default with --wdl-only: 5).",
 )
 @click.argument("src", type=click.Path(file_okay=False))
 @click.argument("dst", type=click.Path(file_okay=False))
 def export_cmd(
-    wdl_only: bool, resolve_captures: bool, store_captures: bool, src: str, dst: str
+    wdl_only: bool,
+    resolve_captures: bool,
+    store_captures: bool,
+    store_up_to: int | None,
+    src: str,
+    dst: str,
 ) -> None:
     """Copy the database SRC into the new directory DST in the current format (this also
     converts older databases: format version 1); with --wdl-only, the win/draw/loss part
-    alone, the distribution copy, which leaves capture positions to the prober unless
-    --store-captures is given (a full copy stores them unless --resolve-captures is)."""
+    alone, the distribution copy, which stores capture positions' codes in the slices of up
+    to five pieces and leaves them to the prober in larger ones (a full copy stores them in
+    every slice). --store-captures, --resolve-captures and --store-captures-up-to choose
+    otherwise; at most one of them may be given."""
     from tablebase.export import export_database
     from tablebase.storage import TableFileError
 
-    if resolve_captures and store_captures:
-        raise click.UsageError("--resolve-captures and --store-captures exclude each other")
+    if sum((resolve_captures, store_captures, store_up_to is not None)) > 1:
+        raise click.UsageError(
+            "--resolve-captures, --store-captures and --store-captures-up-to exclude each other"
+        )
     setup_logging()
     log = logging.getLogger("tablebase.export")
     try:
@@ -603,6 +621,7 @@ def export_cmd(
             on_slice=lambda s: log.info("%s exported", s.name),
             resolve_captures=resolve_captures,
             store_captures=store_captures,
+            store_up_to=store_up_to,
         )
     except (ValueError, TableFileError) as e:
         fail(str(e))
@@ -612,7 +631,8 @@ def export_cmd(
     parts = "wdl only" if wdl_only else "wdl and values"
     click.echo(
         f"{r.slices} slices ({parts}) to {dst}: {r.positions:,} positions, wdl "
-        f"{r.wdl_bytes / 1e6:.2f} MB ({8 * r.wdl_bytes / n:.3f} bits/position)"
+        f"{r.wdl_bytes / 1e6:.2f} MB ({8 * r.wdl_bytes / n:.3f} bits/position; "
+        f"{r.captures_stored} of {r.slices} slices with captures stored)"
         + (
             ""
             if wdl_only

@@ -54,10 +54,16 @@ def db34(db3_international, tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def copies(db34, tmp_path_factory) -> dict[str, Path]:
     """WDL-only copies of :func:`db34`: ``stored`` (``--store-captures``), ``resolved``
-    (the default) and ``mixed`` (every other file of each)."""
+    (``--resolve-captures``), ``by_pieces`` (``--store-captures-up-to 3``: the 2-3 piece
+    slices stored, the four-piece ones resolved) and ``mixed`` (every other file of the
+    first two)."""
     base = tmp_path_factory.mktemp("copies")
     out = {}
-    for name, extra in (("stored", ("--store-captures",)), ("resolved", ())):
+    for name, extra in (
+        ("stored", ("--store-captures",)),
+        ("resolved", ("--resolve-captures",)),
+        ("by_pieces", ("--store-captures-up-to", "3")),
+    ):
         out[name] = base / name / "international"
         run("export", "--wdl-only", *extra, str(db34), str(out[name]))
     mixed = out["mixed"] = base / "mixed" / "international"
@@ -100,15 +106,23 @@ def test_generated_files_store_every_position_code(db34) -> None:
     assert captures > 1000  # capture positions were among those compared
 
 
-@pytest.mark.parametrize("copy", ["stored", "resolved", "mixed"])
+@pytest.mark.parametrize("copy", ["stored", "resolved", "by_pieces", "mixed"])
 def test_every_position_probes_like_the_values(db34, copies, copy) -> None:
     """Every position of every slice (3 and 4 pieces), either side to move, captures
     included, in a batch and (a sample) one by one: through a WDL-only copy storing
-    captures, one of the older form, and a database mixing both kinds of files."""
+    captures, one of the older form, one storing them up to three pieces, and a database
+    mixing both kinds of files."""
     full = tablebase.open(db34)
     small = tablebase.open(copies[copy])
     kinds = {read_attrs(p)["wdl_captures_stored"] for p in copies[copy].glob("*.h5")}
-    assert kinds == {"stored": {True}, "resolved": {False}, "mixed": {True, False}}[copy]
+    both = {True, False}
+    assert kinds == {"stored": {True}, "resolved": {False}, "by_pieces": both, "mixed": both}[
+        copy
+    ]
+    if copy == "by_pieces":
+        for path in copies[copy].glob("*.h5"):
+            stored = read_attrs(path)["wdl_captures_stored"]
+            assert stored == (parse_slice(path.stem).pieces <= 3), path.name
     rng = np.random.default_rng(3)
     for s in small.slices():
         if s.pieces < 3:
@@ -214,24 +228,47 @@ def test_export_converts_the_older_form(db34, copies, tmp_path) -> None:
     )
 
 
-def test_wdl_only_copy_resolves_captures_by_default(db34, copies, tmp_path) -> None:
-    """``export --wdl-only`` writes the smaller form unless ``--store-captures`` is given:
-    the same bytes as ``--resolve-captures`` (still accepted); asking for both forms is a
-    usage error that writes nothing."""
+def test_wdl_only_copy_stores_captures_up_to_five_pieces(db34, copies, tmp_path) -> None:
+    """``export --wdl-only`` stores capture codes in the slices of up to five pieces and
+    leaves them to the prober above (:data:`tablebase.export.STORE_CAPTURES_UP_TO`): on
+    2-4 pieces it writes the bytes of ``--store-captures``; ``--store-captures-up-to 3``
+    writes the stored bytes up to three pieces and the smaller form's at four. Asking for two
+    forms is a usage error that writes nothing."""
+    from tablebase.export import STORE_CAPTURES_UP_TO, captures_stored_up_to
+
+    assert STORE_CAPTURES_UP_TO == 5
+    assert captures_stored_up_to(True, False, False, None) == 5
+    assert captures_stored_up_to(False, False, False, None) > 7  # a full copy: every slice
     default = tmp_path / "default" / "international"
-    run("export", "--wdl-only", str(db34), str(default))
-    for path in sorted(copies["resolved"].glob("*.h5")):
+    r = run("export", "--wdl-only", str(db34), str(default))
+    assert "with captures stored" in r.stdout
+    for path in sorted(copies["stored"].glob("*.h5")):
         s = parse_slice(path.stem)
         packed, stored = read_wdl_part(slice_path(default, s), INTERNATIONAL, s)
-        assert not stored, s.name
+        assert stored, s.name
         np.testing.assert_array_equal(packed, read_wdl(path, INTERNATIONAL, s), err_msg=s.name)
-    both = tmp_path / "both" / "international"
-    r = run("export", "--wdl-only", "--resolve-captures", "--store-captures", str(db34),
-            str(both), check=False)  # fmt: skip
-    assert r.returncode == 2 and "exclude each other" in r.stderr
-    assert "Traceback" not in r.stderr and not both.exists()
+    for path in sorted(copies["by_pieces"].glob("*.h5")):
+        s = parse_slice(path.stem)
+        like = copies["stored" if s.pieces <= 3 else "resolved"] / path.name
+        np.testing.assert_array_equal(
+            read_wdl(path, INTERNATIONAL, s), read_wdl(like, INTERNATIONAL, s), err_msg=s.name
+        )
+    for pair in (
+        ("--resolve-captures", "--store-captures"),
+        ("--store-captures-up-to", "4", "--store-captures"),
+        ("--store-captures-up-to", "4", "--resolve-captures"),
+    ):
+        both = tmp_path / "both" / "international"
+        r = run("export", "--wdl-only", *pair, str(db34), str(both), check=False)
+        assert r.returncode == 2 and "exclude each other" in r.stderr, pair
+        assert "Traceback" not in r.stderr and not both.exists()
+    r = run("export", "--wdl-only", "--store-captures-up-to", "-1", str(db34), str(both),
+            check=False)  # fmt: skip
+    assert r.returncode == 2 and "Traceback" not in r.stderr and not both.exists()
     with pytest.raises(ValueError, match="different forms"):
         export_database(db34, both, True, resolve_captures=True, store_captures=True)
+    with pytest.raises(ValueError, match="different forms"):
+        export_database(db34, both, True, store_captures=True, store_up_to=3)
     assert not both.exists()
 
 
