@@ -604,13 +604,15 @@ def export_cmd(
     to five pieces and leaves them to the prober in larger ones (a full copy stores them in
     every slice). --store-captures, --resolve-captures and --store-captures-up-to choose
     otherwise; at most one of them may be given."""
-    from tablebase.export import export_database
+    from tablebase.export import captures_stored_up_to, export_database
     from tablebase.storage import TableFileError
 
-    if sum((resolve_captures, store_captures, store_up_to is not None)) > 1:
+    try:  # the options' one rule lives in the export module
+        captures_stored_up_to(wdl_only, resolve_captures, store_captures, store_up_to)
+    except ValueError:
         raise click.UsageError(
             "--resolve-captures, --store-captures and --store-captures-up-to exclude each other"
-        )
+        ) from None
     setup_logging()
     log = logging.getLogger("tablebase.export")
     try:

@@ -67,7 +67,7 @@ class ExportReport:
     positions: int
     wdl_bytes: int
     values_bytes: int
-    captures_stored: int = 0
+    captures_stored: int
 
 
 def slice_files(db: Path) -> list[tuple[Slice, Path]]:
