@@ -216,6 +216,13 @@ def _solve(
     flags = {s: np.zeros((size + 7) // 8, dtype=np.uint8) for s, (_, size) in where.items()}
     nchunks = max(threads, numba.config.NUMBA_NUM_THREADS if THREAD_SHARE else 1) * 32
     runs = variant.king_move_limit > 0  # king runs in the index: tablebase.solve_runs
+    # Without runs, both parts of the pair are indexed by the first slice's boards: the
+    # mirror's part holds them with black to move (solve.BLACK_TO_MOVE), so that every
+    # position's predecessors lie on nearly the same board, close together in the state,
+    # and is put in its own index order once solved (solve.to_file_order).
+    board = _counts(pair[0])
+    mode = {pair[0]: solve.WHITE_TO_MOVE if len(pair) == 2 else solve.OWN_MIRROR}
+    mode.update({s: solve.BLACK_TO_MOVE for s in pair[1:]})
 
     def init(s: Slice) -> tuple[int, int]:
         off, size = where[s]
@@ -231,7 +238,8 @@ def _solve(
             pass_threads(threads)
             t, r = solve.init_slice(
                 state, off, deps.vals, deps.offsets, nbr, rules, BINOM, REVERSE16,
-                lo, min(size, lo + step), _counts(s), nchunks, vb, flags[s],
+                lo, min(size, lo + step), board, nchunks, vb, flags[s],
+                mode[s] == solve.BLACK_TO_MOVE,
             )  # fmt: skip
             top, reads = max(top, int(t)), reads + int(r)
         return top, reads
@@ -248,7 +256,7 @@ def _solve(
             )  # fmt: skip
         return solve.level_slice(
             state, nbr, rules, BINOM, REVERSE16, off, moff, size, due, touched, sbo, mbo,
-            _counts(s), level, nchunks, vb, atomic,
+            board, level, nchunks, vb, atomic, mode[s],
         )  # fmt: skip
 
     old_chunk = numba.set_parallel_chunksize(1)  # chunks are handed out as threads free up
@@ -273,8 +281,21 @@ def _solve(
             level += 1
     finally:
         numba.set_parallel_chunksize(old_chunk)
-    values = state.view(np.uint8 if vb == 8 else np.uint16)[:total]
+    words = state.view(np.uint8 if vb == 8 else np.uint16)  # 2 * total values' room
+    values = words[:total]
     solve.compact_values(state, vb, values)
+    if mode.get(pair[-1]) == solve.BLACK_TO_MOVE and not runs:
+        s = pair[-1]
+        off, size = where[s]
+        pass_threads(threads)
+        in_order = words[total : total + size]  # the room compact_values left free
+        s_flags = np.zeros_like(flags[s])
+        solve.to_file_order(
+            values[off : off + size], in_order, flags[s], s_flags, variant.squares,
+            variant.per_row, _counts(s), BINOM, REVERSE16, nchunks,
+        )  # fmt: skip
+        values[off : off + size] = in_order
+        flags[s] = s_flags
     t2 = time.perf_counter()
     return PairSolution(where, values, reads, level - 1, flags, t1 - t0, t2 - t1)
 

@@ -53,7 +53,9 @@ def _rank_men(bb, offset, binom):
 
 
 @njit(cache=True, inline="always")
-def _rank_among_free(bb, occupied, binom):
+def rank_among_free(bb, occupied, binom):
+    """Colex rank of the squares of ``bb`` counted among the squares not in ``occupied``
+    (how kings are ranked, :func:`index_with_men`)."""
     r = np.int64(0)
     i = 1
     while bb:
@@ -93,8 +95,8 @@ def men_rank(nsq, width, wm, bm, nbm, binom):
 def index_with_men(nsq, width, r_men, men, wk, bk, nwm, nwk, nbm, nbk, binom):
     """:func:`index_of_counted` from the men's rank :func:`men_rank` and the men's squares."""
     free = nsq - nwm - nbm
-    r_wk = _rank_among_free(wk, men, binom)
-    r_bk = _rank_among_free(bk, men | wk, binom)
+    r_wk = rank_among_free(wk, men, binom)
+    r_bk = rank_among_free(bk, men | wk, binom)
     return (r_men * binom[free, nwk] + r_wk) * binom[free - nwk, nbk] + r_bk
 
 
@@ -176,6 +178,42 @@ def position_from_index(idx, nsq, width, nwm, nwk, nbm, nbk, binom):
     wk = _spread(_unrank_colex(r_wk, nwk, free, binom), men)
     bk = _spread(_unrank_colex(r_bk, nbk, free - nwk, binom), men | wk)
     return wm, wk, bm, bk, True
+
+
+@njit(cache=True, inline="always")
+def board_prefix(q, nsq, width, nwm, nwk, nbm, binom, free2):
+    """The men and white kings shared by the entries whose index divided by the number of
+    black kings' placements is ``q`` (entries differing only in their black kings):
+    ``(wm, wk, bm)``, and the squares left to black kings, ascending, in ``free2``. For
+    callers that decode many entries in index order (:func:`black_kings_at`)."""
+    a = nsq - width
+    free = nsq - nwm - nbm
+    d_wk = binom[free, nwk]
+    d_bm = binom[a, nbm]
+    r_wk = q % d_wk
+    q //= d_wk
+    wm = _unrank_colex(q // d_bm, nwm, a, binom) << np.uint64(width)
+    bm = _unrank_colex(q % d_bm, nbm, a, binom)
+    wk = _spread(_unrank_colex(r_wk, nwk, free, binom), wm | bm)
+    taken = wm | bm | wk
+    k = 0
+    for sq in range(nsq):
+        if not (taken >> np.uint64(sq)) & ONE:
+            free2[k] = sq
+            k += 1
+    return wm, wk, bm
+
+
+@njit(cache=True, inline="always")
+def black_kings_at(r_bk, nbk, n, binom, free2):
+    """The black kings of rank ``r_bk`` among the ``n`` squares ``free2[:n]`` left to them
+    (:func:`board_prefix`)."""
+    coords = _unrank_colex(r_bk, nbk, n, binom)
+    bk = np.uint64(0)
+    while coords:
+        bk |= ONE << np.uint64(free2[lowest_square(coords)])
+        coords &= coords - ONE
+    return bk
 
 
 # The former 16-bit reversal table: :func:`reverse_board` no longer reads it, so it is an

@@ -377,7 +377,7 @@ def _level_range(
     cw = run_states(limit, counts[0], counts[1])
     cb = run_states(limit, counts[2], counts[3])
     per = cw * cb
-    where, hits, dues, expand = scratch
+    where, hits, dues, expand, _ = scratch
     nset = 0
     visits = 0
     last = -1

@@ -70,30 +70,65 @@ CASES = [
 ]
 
 
+@pytest.mark.parametrize("white", [False, True])
 @pytest.mark.parametrize(("variant", "name"), CASES)
-def test_predecessor_indices_are_the_engines_quiet_unmoves(variant, name) -> None:
-    """The solver's in-pair predecessors equal the engine's quiet un-moves (un-promotions
-    left out), each flipped to white to move and indexed in the mirror slice."""
+def test_predecessor_indices_are_the_engines_quiet_unmoves(variant, name, white) -> None:
+    """The solver's in-pair predecessors of a board (white's un-moves with black to move
+    on it, black's with white to move) equal the engine's quiet un-moves (un-promotions
+    left out), each indexed as a board of the same slice."""
     s = parse_slice(name)
     nsq, width = variant.squares, variant.per_row
     counts = np.array(tuple(s), dtype=np.int64)
     out = np.zeros(solve.UNMOVE_ROWS, dtype=np.int64)
-    moff = 1000  # an arbitrary place of the mirror slice
+    moff = 1000  # an arbitrary place of the predecessors' part
     checked = 0
     for wm, wk, bm, bk in _random_positions(variant, s, 400, seed=3):
         m = solve.predecessor_indices(
-            variant.neighbours, variant.rules, BINOM, REVERSE16, wm, wk, bm, bk, counts, moff, out
+            variant.neighbours, variant.rules, BINOM, wm, wk, bm, bk, counts, moff, out, white
         )
-        pos = Position(int(wm), int(wk), int(bm), int(bk), True, variant)
+        pos = Position(int(wm), int(wk), int(bm), int(bk), not white, variant)
         expected = []
         for prev, _move in quiet_unmoves(pos, legal_only=False):
-            white = prev.flipped()  # black to move, turned round: white to move
-            if (white.white_men.bit_count(), white.white_kings.bit_count()) != (s.bm, s.bk):
+            assert prev.white_to_move == white  # the side that moved is to move before it
+            boards = (prev.white_men, prev.white_kings, prev.black_men, prev.black_kings)
+            if tuple(b.bit_count() for b in boards) != tuple(s):
                 continue  # an un-promotion: one man more, another slice
-            expected.append(moff + position_index(nsq, width, *white.side_boards, BINOM))
+            expected.append(moff + position_index(nsq, width, *map(np.uint64, boards), BINOM))
         assert sorted(out[:m].tolist()) == sorted(expected)
         checked += m
     assert checked > 0
+
+
+@pytest.mark.parametrize(("variant", "name"), [(INTERNATIONAL, "1011"), (ENGLISH, "1110")])
+def test_mirror_part_goes_into_the_mirror_slices_order(variant, name) -> None:
+    """Entry j of the mirror slice gets the part's entry at its colour flip's board index
+    (every entry, the non-positions as draws), and its flag bit with it."""
+    s = parse_slice(name)
+    m = s.mirror
+    nsq, width = variant.squares, variant.per_row
+    size = s.size(variant)
+    rng = np.random.default_rng(7)
+    part = rng.integers(0, 250, size, dtype=np.uint8)
+    part_flags = rng.integers(0, 256, (size + 7) // 8, dtype=np.uint8)
+    out = np.full(size, 255, dtype=np.uint8)
+    out_flags = np.zeros_like(part_flags)
+    solve.to_file_order(
+        part, out, part_flags, out_flags, nsq, width, np.array(tuple(m)), BINOM, REVERSE16, 8
+    )
+    bits = np.unpackbits(part_flags, bitorder="little")
+    got_bits = np.unpackbits(out_flags, bitorder="little")
+    seen = set()
+    for j in range(size):
+        wm, wk, bm, bk, ok = position_from_index(j, nsq, width, *tuple(m), BINOM)
+        if not ok:
+            assert out[j] == 0 and got_bits[j] == 1
+            continue
+        flipped = Position(int(wm), int(wk), int(bm), int(bk), True, variant).flipped()
+        board = (flipped.white_men, flipped.white_kings, flipped.black_men, flipped.black_kings)
+        i = position_index(nsq, width, *map(np.uint64, board), BINOM)
+        seen.add(i)
+        assert out[j] == part[i] and got_bits[j] == bits[i]
+    assert len(seen) == int(generator.slice_stats(variant, m, out)[0].positions)
 
 
 @pytest.mark.parametrize(("variant", "name"), CASES)

@@ -66,12 +66,15 @@ def test_histogram_counts_without_a_wide_copy():
             values = _values(n, dtype, 5)
             want = np.bincount(values)
             dtw_histogram(values[:10])  # compiled first: compiling allocates too
-            tracemalloc.start()
-            got = dtw_histogram(values)
-            _, peak = tracemalloc.get_traced_memory()
-            tracemalloc.stop()
+            runs = []
+            for _ in range(3):  # the least of three: other threads of the process may
+                tracemalloc.start()  # allocate while one runs (seen in the whole suite)
+                got = dtw_histogram(values)
+                _, peak = tracemalloc.get_traced_memory()
+                tracemalloc.stop()
+                runs.append(peak)
             assert np.array_equal(got, want[: got.shape[0]]) and not want[got.shape[0] :].any()
-            peaks.append(peak)
+            peaks.append(min(runs))
         # a few histograms (one per thread), not a copy of the values: the same for 4x the
         # entries, and far below the 64 MB np.bincount would make of 8 M entries
         assert peaks[1] <= peaks[0] + 4096, peaks
