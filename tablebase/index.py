@@ -289,6 +289,19 @@ def cursor_start(idx, nsq, width, counts, binom, cur):
     _unrank_into(cur, 3, r_bk, counts[3], free - counts[1], binom)
 
 
+@njit(cache=True)
+def cursor_at(idx, nsq, width, counts, binom):
+    """A cursor at entry ``idx`` with its boards built: ``(cur, boards, free1, free2)`` for
+    :func:`cursor_next` and :func:`cursor_boards`."""
+    cur = np.zeros((4, 8), dtype=np.int64)
+    boards = np.zeros(5, dtype=np.uint64)
+    free1 = np.zeros(64, dtype=np.int64)
+    free2 = np.zeros(64, dtype=np.int64)
+    cursor_start(idx, nsq, width, counts, binom, cur)
+    cursor_boards(nsq, width, counts, cur, 0, boards, free1, free2)
+    return cur, boards, free1, free2
+
+
 @njit(cache=True, inline="always")
 def _unrank_into(cur, g, r, k, n, binom):
     """Row ``g`` of a cursor: the sorted coordinates of the colex rank ``r`` of k-subsets

@@ -74,6 +74,7 @@ from tablebase.index import (
     _unrank_colex,
     black_kings_at,
     board_prefix,
+    cursor_at,
     cursor_boards,
     cursor_next,
     cursor_start,
@@ -816,13 +817,8 @@ def to_file_order(part, out, part_flags, out_flags, nsq, width, counts, binom, r
         hi = min(size, lo + step)
         if lo >= hi:
             continue
-        cur = np.zeros((4, 8), dtype=np.int64)
-        boards = np.zeros(5, dtype=np.uint64)
-        free1 = np.zeros(64, dtype=np.int64)
-        free2 = np.zeros(64, dtype=np.int64)
+        cur, boards, free1, free2 = cursor_at(lo, nsq, width, counts, binom)
         where = np.zeros(PENDING, dtype=np.int64)
-        cursor_start(lo, nsq, width, counts, binom, cur)
-        cursor_boards(nsq, width, counts, cur, 0, boards, free1, free2)
         for j0 in range(lo, hi, PENDING):
             j1 = min(hi, j0 + PENDING)
             for j in range(j0, j1):

@@ -32,9 +32,9 @@ from tablebase.index import (
     BINOM,
     REVERSE16,
     _unrank_colex,
+    cursor_at,
     cursor_boards,
     cursor_next,
-    cursor_start,
     entry_index,
     position_from_index,
     reverse_board,
@@ -62,12 +62,7 @@ def packed_size(entries: int) -> int:
 def _classify_range(values, codes, nbr, rules, binom, counts, lo, hi):
     nsq = rules[0]
     width = rules[5]
-    cur = np.zeros((4, 8), dtype=np.int64)
-    boards = np.zeros(5, dtype=np.uint64)
-    free1 = np.zeros(64, dtype=np.int64)
-    free2 = np.zeros(64, dtype=np.int64)
-    cursor_start(lo, nsq, width, counts, binom, cur)
-    cursor_boards(nsq, width, counts, cur, 0, boards, free1, free2)
+    cur, boards, free1, free2 = cursor_at(lo, nsq, width, counts, binom)
     for idx in range(lo, hi):
         if idx > lo:
             changed = cursor_next(nsq, width, counts, cur)
@@ -317,12 +312,7 @@ def capture_entries(lo, hi, nsq, width, counts, binom, nbr, rules, nsub=16):
         b = min(hi, a + step)
         if a >= b:
             continue
-        cur = np.zeros((4, 8), dtype=np.int64)
-        boards = np.zeros(5, dtype=np.uint64)
-        free1 = np.zeros(64, dtype=np.int64)
-        free2 = np.zeros(64, dtype=np.int64)
-        cursor_start(a, nsq, width, counts, binom, cur)
-        cursor_boards(nsq, width, counts, cur, 0, boards, free1, free2)
+        cur, boards, free1, free2 = cursor_at(a, nsq, width, counts, binom)
         m = a - lo  # this part's own region of the output
         for i in range(a, b):
             if i > a:
