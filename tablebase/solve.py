@@ -466,18 +466,22 @@ def predecessor_indices(nbr, rules, binom, wm, wk, bm, bk, counts, moff, out, wh
     full = (mg.ONE << np.uint64(nsq)) - mg.ONE
     empty = full & ~(wm | wk | bm | bk)
     nwm, nwk, nbm, nbk = counts[0], counts[1], counts[2], counts[3]
-    kings = wk if white else bk
+    group = wk if white else bk
+    kings = group
     m = 0
     if kings:  # a king came from any empty square of its rays (one step if short)
         men = wm | bm
         r_men = men_rank(nsq, width, wm, bm, nbm, binom)
-        free = nsq - nwm - nbm
-        # black's un-moves: the men's and white kings' part of the index is shared
-        base = (r_men * binom[free, nwk] + rank_among_free(wk, men, binom)) * binom[free - nwk, nbk]
+        base = 0  # black's un-moves: the men's and white kings' part of the index is shared
+        if not white:
+            free = nsq - nwm - nbm
+            base = (r_men * binom[free, nwk] + rank_among_free(wk, men, binom)) * binom[
+                free - nwk, nbk
+            ]
         while kings:
             to = lowest_square(kings)
             kings &= kings - mg.ONE
-            rest = (wk if white else bk) ^ (mg.ONE << np.uint64(to))
+            rest = group ^ (mg.ONE << np.uint64(to))
             for d in range(4):
                 f = nbr[to, d]
                 while f >= 0 and (empty >> np.uint64(f)) & mg.ONE:
