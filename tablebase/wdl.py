@@ -236,6 +236,8 @@ def encode_wdl(
     the older form, capture positions don't-care too; ``dont_care`` (bool per entry, or a
     bit per entry as the solver keeps them: non-positions and capture positions) saves
     finding them."""
+    if values.shape[0] != s.size(variant):
+        raise ValueError(f"{s.name}: {values.shape[0]} values for {s.size(variant)} entries")
     if captures:
         return pack_filled(values, non_positions(variant, s))
     if dont_care is None:

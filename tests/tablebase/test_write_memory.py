@@ -8,6 +8,7 @@ from __future__ import annotations
 import tracemalloc
 
 import numpy as np
+import pytest
 
 from tablebase.values import dtw_histogram
 from tablebase.wdl import DONT_CARE, codes_of, encode_wdl, fill_dont_care, pack, pack_filled
@@ -51,12 +52,19 @@ def test_encode_wdl_takes_bits_or_bools():
     from tablebase.rules.variants import INTERNATIONAL
     from tablebase.slices import Slice
 
-    values = _values(10_000, np.uint8, 1)
-    care = np.random.default_rng(2).random(10_000) < 0.2
-    s = Slice(0, 1, 0, 1)  # only the shape of the arrays matters with dont_care given
-    a = encode_wdl(INTERNATIONAL, s, values, 1, care)
-    b = encode_wdl(INTERNATIONAL, s, values, 1, np.packbits(care, bitorder="little"))
-    assert np.array_equal(a, b)
+    s = Slice(0, 1, 0, 1)  # only the size matters with dont_care given
+    n = s.size(INTERNATIONAL)
+    values = _values(n, np.uint8, 1)
+    care = np.random.default_rng(2).random(n) < 0.2
+    a = encode_wdl(INTERNATIONAL, s, values, 1, care, captures=False)
+    b = encode_wdl(INTERNATIONAL, s, values, 1, np.packbits(care, bitorder="little"), False)
+    codes = codes_of(values)
+    codes[care] = DONT_CARE
+    fill_dont_care(codes)
+    assert np.array_equal(a, pack(codes)) and np.array_equal(b, pack(codes))
+    # values that are not the slice's: refused, not packed from bits read past the end
+    with pytest.raises(ValueError, match="values for 2450 entries"):
+        encode_wdl(INTERNATIONAL, s, _values(10_000, np.uint8, 1))
 
 
 def test_histogram_counts_without_a_wide_copy():
