@@ -1,0 +1,77 @@
+"""Check a database against published facts found independently of this project.
+
+Reads ``docs/reference/<variant>_published.json`` (slice counts and longest wins of other
+generators, composed and analysed positions with their result) and checks each fact whose
+slices the database holds; the others are listed as not checked. Prints one line per fact;
+exits 1 if any disagrees, 2 if none could be checked.
+
+    python scripts/check_published.py --db data/english
+    python scripts/check_published.py --db /big/english --variant english
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import tablebase
+from tablebase.probe import MissingSliceError
+from tablebase.slices import parse_slice
+from tablebase.storage import read_attrs, slice_path
+
+REFERENCE = Path(__file__).resolve().parents[1] / "docs" / "reference"
+RESULTS = {1: "win", 0: "draw", -1: "loss"}
+SLICE_FIELDS = ("positions", "wins", "draws", "losses", "longest_win")
+
+
+def published(variant: str) -> dict:
+    """The published facts of ``variant`` (see the module docstring)."""
+    data = json.loads((REFERENCE / f"{variant}_published.json").read_text())
+    assert data["variant"] == variant, data["variant"]
+    return data
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--db", type=Path, required=True, help="the variant's database folder")
+    ap.add_argument("--variant", default="english")
+    args = ap.parse_args()
+    facts = published(args.variant)
+    checked = disagree = 0
+    for f in facts["slices"]:
+        path = slice_path(args.db, parse_slice(f["material"]))
+        if not path.exists():
+            print(f"{f['material']}: not in the database, not checked")
+            continue
+        attrs = read_attrs(path)
+        ours = {k: int(attrs[k]) for k in SLICE_FIELDS}
+        theirs = {k: f[k] for k in SLICE_FIELDS}
+        ok = ours == theirs
+        checked += 1
+        disagree += not ok
+        print(f"{f['material']}: published {theirs}, ours {ours}: {'ok' if ok else 'DISAGREE'}")
+    with tablebase.open(args.db, args.variant) as tb:
+        for f in facts["positions"]:
+            try:
+                wdl, dtw = tb.probe(f["fen"])
+            except MissingSliceError as e:
+                print(f"{f['fen']}: {e}, not checked")
+                continue
+            ok = RESULTS[wdl] == f["result"]
+            checked += 1
+            disagree += not ok
+            plies = f" in {dtw} plies" if dtw is not None else ""
+            print(
+                f"{f['fen']}: published {f['result']}, ours {RESULTS[wdl]}{plies}: "
+                f"{'ok' if ok else 'DISAGREE'}"
+            )
+    print(f"{checked} facts checked, {disagree} disagree")
+    if disagree:
+        return 1
+    return 0 if checked else 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

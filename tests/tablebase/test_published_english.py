@@ -1,0 +1,61 @@
+"""English tables against facts published independently of this project
+(``docs/reference/english_published.json``): those whose slices a test can afford to
+build. ``scripts/check_published.py`` checks the rest (6 and 7 pieces) on a full build."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tablebase.generator import run_pair_task
+from tablebase.probe import Tablebase
+from tablebase.rules.position import Position
+from tablebase.rules.variants import ENGLISH
+from tablebase.slices import Slice, material_pairs, parse_slice
+from tablebase.storage import read_attrs, slice_path
+
+FACTS = json.loads(
+    (Path(__file__).resolve().parents[2] / "docs/reference/english_published.json").read_text()
+)
+RESULTS = {"win": 1, "draw": 0, "loss": -1}
+KINGS_ONLY_5 = parse_slice("0302")  # three kings against two, and the slices it needs
+
+
+def material(fen: str) -> Slice:
+    """The slice of ``fen``'s pieces as white and black hold them (either side to move)."""
+    return Slice(*Position.from_fen(fen, ENGLISH).piece_count())
+
+
+@pytest.fixture(scope="module")
+def db_kings5(tmp_path_factory) -> Path:
+    db = tmp_path_factory.mktemp("published") / "english"
+    db.mkdir()
+    for pair in material_pairs([KINGS_ONLY_5], lambda s: False):
+        run_pair_task("english", tuple(s.name for s in pair), str(db), threads=2)
+    return db
+
+
+def test_the_facts_are_the_english_ones() -> None:
+    assert FACTS["variant"] == "english"
+    assert len(FACTS["positions"]) >= 6 and FACTS["slices"]
+    for f in FACTS["positions"]:
+        assert f["result"] in RESULTS and f["source"], f
+
+
+def test_published_slice_counts(db3_english) -> None:
+    for f in FACTS["slices"]:
+        attrs = read_attrs(slice_path(db3_english, parse_slice(f["material"])))
+        for key in ("positions", "wins", "draws", "losses", "longest_win"):
+            assert attrs[key] == f[key], (f["material"], key)
+
+
+def test_published_positions_up_to_five_kings(db_kings5) -> None:
+    """Every published position of three kings against two (either side to move, so
+    both slices of the pair): its win, draw or loss."""
+    facts = [f for f in FACTS["positions"] if material(f["fen"]) in KINGS_ONLY_5.pair]
+    assert len(facts) >= 3
+    with Tablebase(db_kings5) as tb:
+        for f in facts:
+            assert tb.probe_wdl(f["fen"]) == RESULTS[f["result"]], f
