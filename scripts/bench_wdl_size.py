@@ -37,7 +37,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("db", type=Path)
     ap.add_argument("--pieces", type=int, default=None, help="only the slices of N pieces")
-    ap.add_argument("--level", type=int, default=6, help="gzip level (the files use 6)")
+    ap.add_argument(
+        "--level", type=int, default=6, help="gzip level (a distribution copy's WDL part: 6)"
+    )
     ap.add_argument("--chunk", type=int, default=1 << 18, help="bytes per compressed chunk")
     args = ap.parse_args()
     import numba

@@ -40,6 +40,7 @@ from tablebase.slices import Slice, parse_slice
 from tablebase.storage import (
     DATASET,
     WDL_DATASET,
+    WDL_SMALL_CODEC,
     SliceStats,
     TableFileError,
     has_values,
@@ -163,8 +164,9 @@ def export_database(
             elif not same_form:  # stored -> the older form: captures made don't-care
                 packed = _without_captures(variant, s, packed)
         out = write_parts(
-            dst, variant, s, new_attrs, packed, None if wdl_only else values, store
-        )
+            dst, variant, s, new_attrs, packed, None if wdl_only else values, store,
+            WDL_SMALL_CODEC,
+        )  # fmt: skip
         w, v = part_bytes(out)
         positions += int(new_attrs["positions"])
         wdl_bytes += w

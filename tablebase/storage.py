@@ -41,7 +41,12 @@ READABLE_VERSIONS = (1, 2)
 DATASET = "values"  # the distances part
 WDL_DATASET = "wdl"  # the compact win/draw/loss part
 CHUNK = 1 << 18  # entries per compressed chunk of values, bytes per chunk of wdl
-WDL_GZIP_LEVEL = 6
+# Deflate encoders (tablebase.chunkio): the generator's files are written fast; the WDL
+# part of a distribution copy (tablebase export), written once and downloaded many times,
+# small. Readers inflate either.
+VALUES_CODEC = "isal-1"
+WDL_CODEC = "isal-1"
+WDL_SMALL_CODEC = "zlib-6"
 VALUES_ENCODING = "0 draw, else dtw+1 (odd dtw win, even dtw loss, side to move)"
 WDL_ENCODING = (
     "2 bits per entry, entry i in bits 2*(i%4) of byte i//4: 0 draw, 1 win, 2 loss (side to "
@@ -150,10 +155,12 @@ def write_parts(
     wdl: np.ndarray,
     values: np.ndarray | None = None,
     captures: bool = True,
+    wdl_codec: str = WDL_CODEC,
 ) -> Path:
     """Write a slice file from its attributes and parts (``values`` None: a WDL-only file;
-    ``captures``: the WDL part stores capture positions' codes, flagged on the dataset)
-    under a temporary name, re-read and check it, then rename it; returns the final path."""
+    ``captures``: the WDL part stores capture positions' codes, flagged on the dataset;
+    ``wdl_codec``: its deflate encoder, see :mod:`tablebase.chunkio`) under a temporary
+    name, re-read and check it, then rename it; returns the final path."""
     final = slice_path(db, s)
     tmp = final.with_name(f"{final.name}.{os.getpid()}.tmp")
     attrs = dict(
@@ -166,7 +173,7 @@ def write_parts(
         for k, v in attrs.items():
             f.attrs[k] = v
         threads = numba.get_num_threads()
-        ds = write_dataset(f, WDL_DATASET, wdl, CHUNK, WDL_GZIP_LEVEL, False, threads)
+        ds = write_dataset(f, WDL_DATASET, wdl, CHUNK, wdl_codec, False, threads)
         ds.attrs["sha256"] = checksum(wdl)
         ds.attrs["encoding"] = WDL_ENCODING_STORED if captures else WDL_ENCODING
         if captures:
@@ -174,7 +181,7 @@ def write_parts(
         if values is not None:
             bits = value_bits(values)
             little = values.astype(values.dtype.newbyteorder("<"), copy=False)
-            ds = write_dataset(f, DATASET, little, CHUNK, 1, bits > 8, threads)
+            ds = write_dataset(f, DATASET, little, CHUNK, VALUES_CODEC, bits > 8, threads)
             ds.attrs["sha256"] = checksum(values)
             ds.attrs["value_bits"] = bits
             ds.attrs["encoding"] = f"uint{bits}: {VALUES_ENCODING}"
