@@ -7,13 +7,18 @@ from pathlib import Path
 import pytest
 
 from tablebase.generator import run_pair_task
-from tablebase.slices import build_pairs
+from tablebase.slices import Slice, build_pairs
 
 
 def build_db(directory: Path, variant: str, pieces: int) -> Path:
     """Solve every pair up to ``pieces`` pieces in this process, in build order."""
+    return solve_into(directory, variant, build_pairs(pieces))
+
+
+def solve_into(directory: Path, variant: str, pairs: list[tuple[Slice, ...]]) -> Path:
+    """Solve ``pairs`` (in build order) into ``directory`` in this process."""
     directory.mkdir(parents=True, exist_ok=True)
-    for pair in build_pairs(pieces):
+    for pair in pairs:
         run_pair_task(variant, tuple(s.name for s in pair), str(directory), threads=2)
     return directory
 

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from tablebase.generator import run_pair_task
 from tablebase.probe import Tablebase
 from tablebase.rules.position import Position
 from tablebase.rules.variants import ENGLISH
 from tablebase.slices import Slice, material_pairs, parse_slice
 from tablebase.storage import read_attrs, slice_path
+from tests.tablebase.conftest import solve_into
 
 FACTS = json.loads(
     (Path(__file__).resolve().parents[2] / "docs/reference/english_published.json").read_text()
@@ -31,10 +31,7 @@ def material(fen: str) -> Slice:
 @pytest.fixture(scope="module")
 def db_kings5(tmp_path_factory) -> Path:
     db = tmp_path_factory.mktemp("published") / "english"
-    db.mkdir()
-    for pair in material_pairs([KINGS_ONLY_5], lambda s: False):
-        run_pair_task("english", tuple(s.name for s in pair), str(db), threads=2)
-    return db
+    return solve_into(db, "english", material_pairs([KINGS_ONLY_5], lambda s: False))
 
 
 def test_the_facts_are_the_english_ones() -> None:
