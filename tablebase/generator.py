@@ -77,11 +77,10 @@ class FlatTables:
         """Read slice ``s`` from ``db`` straight into its place (checked)."""
         read_slice(slice_path(db, s), self.variant, s, out=self.view(s))
 
-    def widened(self) -> FlatTables:
-        """The same tables with two-byte values (for a pair whose distances need them)."""
-        out = FlatTables(self.variant, list(self.where), np.uint16)
-        out.vals[:] = self.vals
-        return out
+    def widen(self) -> None:
+        """Hold two-byte values from now on (for a pair whose distances need them); the
+        one-byte array is let go."""
+        self.vals = self.vals.astype(np.uint16)
 
 
 @dataclass
@@ -157,19 +156,22 @@ def solve_tables(
     variant: Variant, pair: tuple[Slice, ...], deps: FlatTables, threads: int
 ) -> PairSolution:
     """Solve the pair from its dependencies ``deps`` (see :mod:`tablebase.solve`), with
-    one-byte values, or two-byte values when a distance needs them. Uses ``threads``
-    compiled threads (the level passes store counters without atomics on one thread)."""
+    one-byte values, or two-byte values when a distance needs them (then ``deps`` is
+    widened in place). Dependencies read with two-byte values (one of them needs them) do
+    not widen the pair: it is solved with one byte unless its own distances overflow it.
+    Uses ``threads`` compiled threads (the level passes store counters without atomics on
+    one thread)."""
     numba.set_num_threads(min(max(1, threads), numba.config.NUMBA_NUM_THREADS))
+    try:
+        return _solve(variant, pair, deps, threads, 8)
+    except OverflowError:
+        log.info(
+            "%s: distances beyond %d plies, solving with two-byte values",
+            "+".join(s.name for s in pair),
+            solve.max_value(8) - 1,
+        )
     if deps.vals.dtype == np.uint8:
-        try:
-            return _solve(variant, pair, deps, threads, 8)
-        except OverflowError:
-            log.info(
-                "%s: distances beyond %d plies, solving with two-byte values",
-                "+".join(s.name for s in pair),
-                solve.max_value(8) - 1,
-            )
-            deps = deps.widened()
+        deps.widen()
     return _solve(variant, pair, deps, threads, 16)
 
 

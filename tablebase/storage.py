@@ -34,7 +34,7 @@ from tablebase.chunkio import read_dataset, write_dataset
 from tablebase.index import INDEX_SCHEME
 from tablebase.rules.variants import Variant
 from tablebase.slices import Slice
-from tablebase.values import dtw_histogram, value_bits
+from tablebase.values import dtw_histogram, narrowed, value_bits
 
 FORMAT_VERSION = 2  # the layout written; 1 (values only) is still read
 READABLE_VERSIONS = (1, 2)
@@ -106,7 +106,8 @@ def write_slice(
     captures: bool = True,
 ) -> Path:
     """Write both parts of slice ``s`` (its WDL part derived from ``values``) to ``db``
-    atomically; returns the final path. ``values`` is ``uint8`` or ``uint16``.
+    atomically; returns the final path. ``values`` is ``uint8`` or ``uint16``, stored in
+    the narrowest of the two that holds them (:func:`tablebase.values.narrowed`).
 
     The WDL part stores every position's code, capture positions included (``captures``
     True, the default; the entries that are not positions are found here). ``captures``
@@ -118,6 +119,7 @@ def write_slice(
     from tablebase.wdl import encode_wdl
 
     value_bits(values)  # TypeError for another type
+    values = narrowed(values)
     packed = encode_wdl(variant, s, values, numba.get_num_threads(), dont_care, captures)
     attrs = slice_attrs(variant, s, stats, example_fen, dtw_histogram(values))
     return write_parts(db, variant, s, attrs, packed, values, captures)

@@ -59,6 +59,19 @@ def value_dtype(longest_dtw: int) -> np.dtype:
     raise OverflowError(f"distance-to-win {longest_dtw} plies exceeds {MAX_DTW_16}")
 
 
+def narrowed(values: np.ndarray) -> np.ndarray:
+    """``values`` in the narrowest type that holds them (:func:`value_dtype` of their
+    longest distance): two-byte values that all fit one byte come back as a one-byte copy,
+    anything else as given. A pair solved with two-byte values (one of its slices needs
+    them) stores its other slice with one byte, and slices depending on it are not widened
+    in turn."""
+    if values.dtype == np.uint8 or values.size == 0:
+        return values
+    if value_dtype(int(values.max()) - 1) == np.uint8:
+        return values.astype(np.uint8)
+    return values
+
+
 def value_bits(values: np.ndarray) -> int:
     """8 or 16: the width of a values array; TypeError for any other type."""
     if values.dtype == np.uint8:

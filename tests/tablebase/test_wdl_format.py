@@ -26,7 +26,7 @@ from tablebase.storage import (
     slice_path,
     write_slice,
 )
-from tablebase.values import decode, encode, value_dtype
+from tablebase.values import decode, encode, narrowed, value_dtype
 from tablebase.wdl import DONT_CARE, classify, exact_wdl, unpack
 from tests.conftest import tablebase_cli
 
@@ -195,6 +195,31 @@ def test_unknown_format_version_is_refused(db3_international, tmp_path) -> None:
     r = run("probe", "--db", str(db), "W:W33:B2", check=False)
     assert r.returncode == 2 and "format version 3" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_two_byte_values_that_fit_are_stored_in_one_byte(db3_international, tmp_path) -> None:
+    """Values handed over with two bytes but all within one byte (the other slice of a pair
+    solved wide) are written with one, so that the slices depending on them are not
+    widened; the largest one-byte value (a loss in 254 plies) still fits."""
+    assert narrowed(np.array([0, 255], np.uint16)).dtype == np.uint8
+    assert narrowed(np.array([0, 256], np.uint16)).dtype == np.uint16
+    db = tmp_path / "international"
+    db.mkdir()
+    for path in db3_international.glob("*.h5"):
+        (db / path.name).write_bytes(path.read_bytes())
+    s = parse_slice("1010")
+    a = read_attrs(slice_path(db, s))
+    values = read_slice(slice_path(db, s), INTERNATIONAL, s).astype(np.uint16)
+    values[int(a["longest_win_index"]) + 1] = encode(-1, 254)
+    stats = SliceStats(
+        a["positions"], a["wins"], a["draws"], a["losses"], a["longest_win"],
+        a["longest_win_index"],
+    )  # fmt: skip
+    write_slice(db, INTERNATIONAL, s, values, stats, a["longest_win_fen"])
+    assert read_attrs(slice_path(db, s))["value_bits"] == 8
+    back = read_slice(slice_path(db, s), INTERNATIONAL, s)
+    assert back.dtype == np.uint8
+    np.testing.assert_array_equal(back, values)
 
 
 def test_widened_values_round_trip(db3_international, tmp_path) -> None:
