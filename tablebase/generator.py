@@ -123,10 +123,32 @@ def load_dependencies(
     return {d: read_slice(slice_path(db, d), variant, d) for d in deps}
 
 
+def dependency_value_bytes(db: Path, pair: tuple[Slice, ...]) -> int:
+    """Bytes per value the pair's dependencies are read with: 2 if one of them is stored
+    with 16-bit values, else 1 (files not written yet count as 1)."""
+    for d in pair_dependencies(pair[0]):
+        path = slice_path(db, d)
+        if path.exists() and read_attrs(path).get("value_bits", 8) == 16:
+            return 2
+    return 1
+
+
+def pair_memory(variant: Variant, db: Path, pair: tuple[Slice, ...]) -> int:
+    """The estimated peak memory of the pair's task (:func:`tablebase.solve.task_memory_bytes`)
+    with its dependencies as stored in ``db`` now."""
+    deps = pair_dependencies(pair[0])
+    return solve.task_memory_bytes(
+        sum(s.size(variant) for s in pair),
+        sum(d.size(variant) for d in deps),
+        max(s.size(variant) for s in pair),
+        dependency_value_bytes(db, pair),
+    )
+
+
 def dependency_tables(db: Path, variant: Variant, pair: tuple[Slice, ...]) -> FlatTables:
     """Every slice the pair needs, read and checked from ``db``, in one array."""
     deps = sorted(pair_dependencies(pair[0]))
-    wide = any(read_attrs(slice_path(db, d)).get("value_bits", 8) == 16 for d in deps)
+    wide = dependency_value_bytes(db, pair) == 2
     t = FlatTables(variant, deps, np.uint16 if wide else np.uint8)
     for d in deps:
         t.load(db, d)

@@ -9,7 +9,11 @@ Invariants of :class:`LocalScheduler`:
 
 * **memory**: the estimated memory (:func:`tablebase.solve.task_memory_bytes`) of the tasks
   running at once never exceeds the budget; a task that alone exceeds it stops the build
-  before anything starts (:class:`~tablebase.faults.MemoryBudgetError`);
+  before anything starts (:class:`~tablebase.faults.MemoryBudgetError`). A task's estimate
+  is taken again when its dependencies are done, from their files
+  (:func:`tablebase.generator.pair_memory`: dependencies stored with 16-bit values are read
+  with two bytes each); one that then exceeds the budget alone stops the build there, the
+  pairs done kept;
 * **workers end with their parent**: each worker asks the kernel to kill it when its parent
   dies (``PR_SET_PDEATHSIG`` on Linux) and a watchdog thread checks the parent pid, so a
   ``kill -9`` of the build leaves no worker running and no table written afterwards;
@@ -37,9 +41,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tablebase.faults import BuildError, MemoryBudgetError, describe
-from tablebase.generator import PairReport, run_pair_task
+from tablebase.generator import PairReport, pair_memory, run_pair_task
 from tablebase.rules.variants import Variant
-from tablebase.slices import Slice, build_pairs, pair_dependencies
+from tablebase.slices import Slice, build_pairs, pair_dependencies, parse_slice
 from tablebase.solve import task_memory_bytes
 
 log = logging.getLogger("tablebase.schedule")
@@ -260,6 +264,7 @@ class LocalScheduler:
         done: set[tuple[str, ...]] = set()
         pending = list(tasks)
         running: dict[Future, PairTask] = {}
+        memory: dict[tuple[str, ...], int] = {}  # estimates with the dependencies' files
         reports: list[PairReport] = []
         workers: dict = {}  # pid -> process, to tell how a dead one ended
         ctx = mp.get_context("spawn")
@@ -278,15 +283,18 @@ class LocalScheduler:
                 ready = [t for t in pending if t.needs <= done]
                 # biggest first among the ready ones keeps the workers busy at the end
                 ready.sort(key=lambda t: -t.entries)
-                used = sum(t.memory for t in running.values())
+                for t in ready:
+                    if t.names not in memory:
+                        memory[t.names] = self._memory_now(variant, db, t, len(done), len(tasks))
+                used = sum(memory[t.names] for t in running.values())
                 start = []
                 for t in ready:
                     if len(running) + len(start) >= self.jobs:
                         break
-                    if used + t.memory > self.memory:
+                    if used + memory[t.names] > self.memory:
                         continue  # waits until running tasks free enough memory
                     start.append(t)
-                    used += t.memory
+                    used += memory[t.names]
                 # set before the new tasks start, so that their first pass has it
                 share.value = thread_share(self.jobs * self.threads, len(running) + len(start))
                 for t in start:
@@ -318,6 +326,21 @@ class LocalScheduler:
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
         return reports
+
+
+    def _memory_now(self, variant: Variant, db: str, t: PairTask, done: int, total: int) -> int:
+        """The estimate of ``t`` with its dependencies' files as they are now (at least the
+        graph's); :class:`MemoryBudgetError` if it alone exceeds the budget."""
+        pair = tuple(parse_slice(n) for n in t.names)
+        need = max(t.memory, pair_memory(variant, Path(db), pair))
+        if need > self.memory:
+            raise MemoryBudgetError(
+                f"slice pair {t.label} needs an estimated {human_bytes(need)} (its "
+                f"dependencies are read with two-byte values), more than the memory budget "
+                f"of {human_bytes(self.memory)} (--memory); {done} of {total} pairs were "
+                "done and are kept"
+            )
+        return need
 
 
 def _cause(exc: BaseException, workers: dict) -> str:

@@ -114,11 +114,15 @@ STRETCH_ENTRIES = DUE_AHEAD * WORK_BLOCK  # entries of those blocks: the most to
 
 
 def task_memory_bytes(
-    pair_entries: int, dependency_entries: int, largest_slice: int | None = None
+    pair_entries: int,
+    dependency_entries: int,
+    largest_slice: int | None = None,
+    dependency_bytes: int = DEPENDENCY_BYTES_PER_ENTRY,
 ) -> int:
     """Estimated peak memory of solving a pair of ``pair_entries`` index entries whose
-    dependencies hold ``dependency_entries`` entries, then writing its slices one by one
-    (the largest has ``largest_slice`` entries; all of the pair when not given).
+    dependencies hold ``dependency_entries`` entries, read with ``dependency_bytes`` bytes
+    each (2 when one of them is stored with 16-bit values), then writing its slices one by
+    one (the largest has ``largest_slice`` entries; all of the pair when not given).
 
     Calibrated on measured peaks (maximum resident size of the task's process): the
     largest 5-piece International pair (1112+1211, 210 M entries, 113 M in dependencies)
@@ -127,7 +131,7 @@ def task_memory_bytes(
     largest = pair_entries if largest_slice is None else largest_slice
     return int(
         PAIR_BYTES_PER_ENTRY * pair_entries
-        + DEPENDENCY_BYTES_PER_ENTRY * dependency_entries
+        + dependency_bytes * dependency_entries
         + WRITE_BYTES_PER_ENTRY * largest
         + FIXED_TASK_BYTES
     )

@@ -301,3 +301,42 @@ def test_a_task_left_alone_gets_the_threads_of_the_build(tmp_path) -> None:
     together = sorted(int(p.read_text()) for p in tmp_path.glob("together-*"))
     assert together == [1, 1]  # two tasks, two threads: one each
     assert int((tmp_path / "alone").read_text()) == 2  # the one left gets both
+
+
+def test_dependencies_stored_wide_raise_a_tasks_estimate(db3_international, tmp_path) -> None:
+    """A pair whose dependency is stored with 16-bit values reads every dependency with two
+    bytes: its estimate is taken again from the files once it is ready, and a budget that
+    held the one-byte estimate but not this one stops the build naming the pair, the task
+    never started; a budget that holds it runs the pair."""
+    import numpy as np
+
+    from tablebase.generator import pair_memory
+    from tablebase.storage import read_attrs, read_slice, slice_path, write_slice
+    from tablebase.values import encode
+
+    db = tmp_path / "international"
+    db.mkdir()
+    for path in db3_international.glob("*.h5"):
+        (db / path.name).write_bytes(path.read_bytes())
+    pair = parse_material("1020").pair
+    tasks = graph_for_pairs(INTERNATIONAL, [pair])
+    assert pair_memory(INTERNATIONAL, db, pair) == tasks[0].memory  # one-byte files
+    dep = parse_material("1010")  # a dependency of 1020 (a capture leads there)
+    a = read_attrs(slice_path(db, dep))
+    values = read_slice(slice_path(db, dep), INTERNATIONAL, dep).astype(np.uint16)
+    values[int(a["longest_win_index"])] = encode(1, 301)
+    stats = SliceStats(
+        a["positions"], a["wins"], a["draws"], a["losses"], 301, a["longest_win_index"]
+    )
+    write_slice(db, INTERNATIONAL, dep, values, stats, a["longest_win_fen"])
+    wide = pair_memory(INTERNATIONAL, db, pair)
+    assert wide > tasks[0].memory
+    sched = LocalScheduler(jobs=1, threads=1, memory=tasks[0].memory)
+    with pytest.raises(MemoryBudgetError) as e:
+        sched.run(INTERNATIONAL, tasks, str(db), Progress(), task_fn=timed_task)
+    assert tasks[0].label in str(e.value) and "two-byte values" in str(e.value)
+    assert runs(db) == []
+    LocalScheduler(jobs=1, threads=1, memory=wide).run(
+        INTERNATIONAL, tasks, str(db), Progress(), task_fn=timed_task
+    )
+    assert [r[0] for r in runs(db)] == [tasks[0].label]
