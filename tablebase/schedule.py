@@ -327,7 +327,6 @@ class LocalScheduler:
             pool.shutdown(wait=True, cancel_futures=True)
         return reports
 
-
     def _memory_now(self, variant: Variant, db: str, t: PairTask, done: int, total: int) -> int:
         """The estimate of ``t`` with its dependencies' files as they are now (at least the
         graph's); :class:`MemoryBudgetError` if it alone exceeds the budget."""
