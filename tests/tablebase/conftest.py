@@ -23,6 +23,30 @@ def solve_into(directory: Path, variant: str, pairs: list[tuple[Slice, ...]]) ->
     return directory
 
 
+def with_a_changed_value(src: Path, dst: Path, name: str, offset: int, value: int, longest: int):
+    """A copy of the database ``src`` in ``dst`` (International) whose slice ``name`` is
+    written again from two-byte values, entry ``longest_win_index + offset`` set to
+    ``value`` and ``longest`` as its longest win; returns ``(dst, the values written)``."""
+    import numpy as np
+
+    from tablebase.rules.variants import INTERNATIONAL
+    from tablebase.slices import parse_slice
+    from tablebase.storage import SliceStats, read_attrs, read_slice, slice_path, write_slice
+
+    dst.mkdir()
+    for path in src.glob("*.h5"):
+        (dst / path.name).write_bytes(path.read_bytes())
+    s = parse_slice(name)
+    a = read_attrs(slice_path(dst, s))
+    values = read_slice(slice_path(dst, s), INTERNATIONAL, s).astype(np.uint16)
+    values[int(a["longest_win_index"]) + offset] = value
+    stats = SliceStats(
+        a["positions"], a["wins"], a["draws"], a["losses"], longest, a["longest_win_index"]
+    )
+    write_slice(dst, INTERNATIONAL, s, values, stats, a["longest_win_fen"])
+    return dst, values
+
+
 @pytest.fixture(scope="session")
 def db3_international(tmp_path_factory) -> Path:
     """The 2-3 piece International database."""

@@ -308,27 +308,17 @@ def test_dependencies_stored_wide_raise_a_tasks_estimate(db3_international, tmp_
     bytes: its estimate is taken again from the files once it is ready, and a budget that
     held the one-byte estimate but not this one stops the build naming the pair, the task
     never started; a budget that holds it runs the pair."""
-    import numpy as np
-
     from tablebase.generator import pair_memory
-    from tablebase.storage import read_attrs, read_slice, slice_path, write_slice
     from tablebase.values import encode
+    from tests.tablebase.conftest import with_a_changed_value
 
-    db = tmp_path / "international"
-    db.mkdir()
-    for path in db3_international.glob("*.h5"):
-        (db / path.name).write_bytes(path.read_bytes())
     pair = parse_material("1020").pair
     tasks = graph_for_pairs(INTERNATIONAL, [pair])
-    assert pair_memory(INTERNATIONAL, db, pair) == tasks[0].memory  # one-byte files
-    dep = parse_material("1010")  # a dependency of 1020 (a capture leads there)
-    a = read_attrs(slice_path(db, dep))
-    values = read_slice(slice_path(db, dep), INTERNATIONAL, dep).astype(np.uint16)
-    values[int(a["longest_win_index"])] = encode(1, 301)
-    stats = SliceStats(
-        a["positions"], a["wins"], a["draws"], a["losses"], 301, a["longest_win_index"]
+    assert pair_memory(INTERNATIONAL, db3_international, pair) == tasks[0].memory
+    # 1010, a dependency of 1020 (a capture leads there), stored with 16-bit values
+    db, _ = with_a_changed_value(
+        db3_international, tmp_path / "international", "1010", 0, encode(1, 301), 301
     )
-    write_slice(db, INTERNATIONAL, dep, values, stats, a["longest_win_fen"])
     wide = pair_memory(INTERNATIONAL, db, pair)
     assert wide > tasks[0].memory
     sched = LocalScheduler(jobs=1, threads=1, memory=tasks[0].memory)

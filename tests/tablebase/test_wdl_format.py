@@ -18,17 +18,16 @@ from tablebase.rules.variants import INTERNATIONAL
 from tablebase.slices import parse_slice
 from tablebase.storage import (
     DATASET,
-    SliceStats,
     TableFileError,
     read_attrs,
     read_slice,
     read_wdl,
     slice_path,
-    write_slice,
 )
 from tablebase.values import decode, encode, narrowed, value_dtype
 from tablebase.wdl import DONT_CARE, classify, exact_wdl, unpack
 from tests.conftest import tablebase_cli
+from tests.tablebase.conftest import with_a_changed_value
 
 run = tablebase_cli  # tablebase ARGS in a child process
 
@@ -203,19 +202,11 @@ def test_two_byte_values_that_fit_are_stored_in_one_byte(db3_international, tmp_
     widened; the largest one-byte value (a loss in 254 plies) still fits."""
     assert narrowed(np.array([0, 255], np.uint16)).dtype == np.uint8
     assert narrowed(np.array([0, 256], np.uint16)).dtype == np.uint16
-    db = tmp_path / "international"
-    db.mkdir()
-    for path in db3_international.glob("*.h5"):
-        (db / path.name).write_bytes(path.read_bytes())
     s = parse_slice("1010")
-    a = read_attrs(slice_path(db, s))
-    values = read_slice(slice_path(db, s), INTERNATIONAL, s).astype(np.uint16)
-    values[int(a["longest_win_index"]) + 1] = encode(-1, 254)
-    stats = SliceStats(
-        a["positions"], a["wins"], a["draws"], a["losses"], a["longest_win"],
-        a["longest_win_index"],
-    )  # fmt: skip
-    write_slice(db, INTERNATIONAL, s, values, stats, a["longest_win_fen"])
+    longest = read_attrs(slice_path(db3_international, s))["longest_win"]
+    db, values = with_a_changed_value(
+        db3_international, tmp_path / "international", "1010", 1, encode(-1, 254), longest
+    )
     assert read_attrs(slice_path(db, s))["value_bits"] == 8
     back = read_slice(slice_path(db, s), INTERNATIONAL, s)
     assert back.dtype == np.uint8
@@ -229,19 +220,11 @@ def test_widened_values_round_trip(db3_international, tmp_path) -> None:
     with pytest.raises(OverflowError):
         value_dtype(70000)
     assert decode(encode(1, 301)) == (1, 301) and decode(encode(-1, 300)) == (-1, 300)
-    db = tmp_path / "international"
-    db.mkdir()
-    for path in db3_international.glob("*.h5"):
-        (db / path.name).write_bytes(path.read_bytes())
     s = parse_slice("1010")
-    a = read_attrs(slice_path(db, s))
-    values = read_slice(slice_path(db, s), INTERNATIONAL, s).astype(np.uint16)
-    idx = int(a["longest_win_index"])
-    values[idx] = encode(1, 301)  # pretend the longest win took 301 plies
-    stats = SliceStats(
-        a["positions"], a["wins"], a["draws"], a["losses"], 301, a["longest_win_index"]
+    idx = int(read_attrs(slice_path(db3_international, s))["longest_win_index"])
+    db, values = with_a_changed_value(  # pretend the longest win took 301 plies
+        db3_international, tmp_path / "international", "1010", 0, encode(1, 301), 301
     )
-    write_slice(db, INTERNATIONAL, s, values, stats, a["longest_win_fen"])
     b = read_attrs(slice_path(db, s))
     assert b["value_bits"] == 16 and b["longest_win"] == 301
     back = read_slice(slice_path(db, s), INTERNATIONAL, s)
