@@ -131,6 +131,17 @@ def _unrank_colex(r, k, n, binom):
     return out
 
 
+@njit(cache=True)
+def colex_boards(k, n, binom):
+    """The ``C(n, k)`` sets of ``k`` squares among ``0..n-1`` as bitboards, in colex rank
+    order: for callers that test every placement of one group of men against each of
+    another's, so that the inner loop unranks nothing."""
+    out = np.empty(binom[n, k], dtype=np.uint64)
+    for r in range(out.shape[0]):
+        out[r] = _unrank_colex(r, k, n, binom)
+    return out
+
+
 @njit(cache=True, inline="always")
 def _spread(coords, occupied):
     """Map coordinates among the squares not in ``occupied`` back to squares: the x-th

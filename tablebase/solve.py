@@ -74,6 +74,7 @@ from tablebase.index import (
     _unrank_colex,
     black_kings_at,
     board_prefix,
+    colex_boards,
     cursor_at,
     cursor_boards,
     cursor_next,
@@ -951,9 +952,7 @@ def valid_mask(size, nsq, width, counts, binom):
     n_wm = binom[a, counts[0]]
     n_bm = binom[a, counts[2]]
     block = size // (n_wm * n_bm)  # king placements per men placement
-    bms = np.empty(n_bm, dtype=np.uint64)
-    for r_bm in range(n_bm):
-        bms[r_bm] = _unrank_colex(r_bm, counts[2], a, binom)
+    bms = colex_boards(counts[2], a, binom)
     for r_wm in prange(n_wm):
         r = np.int64(r_wm)  # a copy: the unranking changes its argument
         wm = _unrank_colex(r, counts[0], a, binom) << np.uint64(width)

@@ -32,6 +32,7 @@ from tablebase.index import (
     BINOM,
     REVERSE16,
     _unrank_colex,
+    colex_boards,
     cursor_at,
     cursor_boards,
     cursor_next,
@@ -194,10 +195,11 @@ def non_position_bits(boards, per, nsq, width, counts, binom):
     n_wm = binom[a, counts[0]]
     n_bm = binom[a, counts[2]]
     block = boards // (n_wm * n_bm) * per  # entries per placement of the men
+    bms = colex_boards(counts[2], a, binom)
     for r_wm in range(n_wm):
         wm = _unrank_colex(r_wm, counts[0], a, binom) << np.uint64(width)
         for r_bm in range(n_bm):
-            if wm & _unrank_colex(r_bm, counts[2], a, binom):
+            if wm & bms[r_bm]:
                 i = (r_wm * n_bm + r_bm) * block
                 stop = i + block
                 while i < stop and i & 7:
