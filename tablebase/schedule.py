@@ -3,7 +3,8 @@
 The scheduler knows nothing about solving: it runs :func:`tablebase.generator.run_pair_task`
 for each pair once the pairs it depends on are done. :class:`LocalScheduler` uses worker
 processes on this machine; a cluster backend hands the same task function to its engine.
-Worker log records reach the parent through ``multiprocessing-logging``.
+Worker log records reach the parent's handlers through a queue (``logging.handlers``'
+``QueueHandler`` in each worker, a ``QueueListener`` in the parent), at the parent's level.
 
 Invariants of :class:`LocalScheduler`:
 
@@ -38,6 +39,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from logging.handlers import QueueHandler, QueueListener
 from pathlib import Path
 
 from tablebase.faults import BuildError, MemoryBudgetError, describe
@@ -199,10 +201,14 @@ PR_SET_PDEATHSIG = 1
 WATCHDOG_SECONDS = 0.5
 
 
-def _end_with_parent(parent: int, share=None) -> None:
+def _end_with_parent(parent: int, share=None, records=None, level: int = logging.WARNING) -> None:
     """Worker initialiser: die when the process ``parent`` is gone, whatever killed it;
     take the compiled threads of each pass from ``share`` (see
-    :data:`tablebase.generator.THREAD_SHARE`) when given."""
+    :data:`tablebase.generator.THREAD_SHARE`) when given; send the log records of
+    ``tablebase`` at ``level`` and above to the queue ``records`` (the parent writes them)."""
+    if records is not None:
+        logging.getLogger().handlers[:] = [QueueHandler(records)]
+        logging.getLogger("tablebase").setLevel(level)
     if sys.platform.startswith("linux"):
         try:
             libc = ctypes.CDLL(None, use_errno=True)
@@ -246,21 +252,23 @@ class LocalScheduler:
         progress: Progress,
         task_fn: Callable[..., PairReport] = run_pair_task,
     ) -> list[PairReport]:
-        import multiprocessing_logging
-
         check_budget(tasks, self.memory)  # before any worker starts
-        multiprocessing_logging.install_mp_handler()
+        # the workers are spawned, so they inherit no handler: they put their records on
+        # this queue, and the parent's handlers write them
+        records = mp.get_context("spawn").Queue()
+        listener = QueueListener(records, *logging.getLogger().handlers, respect_handler_level=True)
+        listener.start()
         try:
-            reports = self._run(variant, tasks, db, progress, task_fn)
+            reports = self._run(variant, tasks, db, progress, task_fn, records)
         except BaseException:
+            listener.stop()
             progress.abort()
             raise
-        finally:
-            multiprocessing_logging.uninstall_mp_handler()
-        progress.finish()  # after the handler is gone, so that its line is not lost
+        listener.stop()  # every worker record written first
+        progress.finish()
         return reports
 
-    def _run(self, variant, tasks, db, progress, task_fn) -> list[PairReport]:
+    def _run(self, variant, tasks, db, progress, task_fn, records) -> list[PairReport]:
         done: set[tuple[str, ...]] = set()
         pending = list(tasks)
         running: dict[Future, PairTask] = {}
@@ -276,7 +284,12 @@ class LocalScheduler:
             max_workers=self.jobs,
             mp_context=ctx,
             initializer=_end_with_parent,
-            initargs=(os.getpid(), share),
+            initargs=(
+                os.getpid(),
+                share,
+                records,
+                logging.getLogger("tablebase").getEffectiveLevel(),
+            ),
         )
         try:
             while pending or running:

@@ -330,3 +330,28 @@ def test_dependencies_stored_wide_raise_a_tasks_estimate(db3_international, tmp_
         INTERNATIONAL, tasks, str(db), Progress(), task_fn=timed_task
     )
     assert [r[0] for r in runs(db)] == [tasks[0].label]
+
+
+def talking_task(variant_name: str, names: tuple[str, ...], db: str, threads: int) -> PairReport:
+    """:func:`timed_task` that logs one INFO and one WARNING record from its worker."""
+    import logging
+
+    log = logging.getLogger("tablebase.generator")
+    log.info("info from %s", "+".join(names))
+    log.warning("warning from %s", "+".join(names))
+    return timed_task(variant_name, names, db, threads)
+
+
+def test_worker_log_records_reach_the_parent_at_its_level(tmp_path, caplog) -> None:
+    """The workers are spawned processes: their records (INFO ones too, the level the
+    build logs at) reach the parent's handlers, once each."""
+    import logging
+
+    tasks = graph_for_pairs(INTERNATIONAL, [parse_material("0102").pair])
+    with caplog.at_level(logging.INFO, logger="tablebase"):
+        LocalScheduler(jobs=1, threads=1, memory=1 << 40).run(
+            INTERNATIONAL, tasks, str(tmp_path), Progress(), task_fn=talking_task
+        )
+    messages = [r.getMessage() for r in caplog.records]
+    for level in ("info", "warning"):
+        assert messages.count(f"{level} from {tasks[0].label}") == 1, messages
