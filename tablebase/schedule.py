@@ -311,9 +311,14 @@ class LocalScheduler:
                 # set before the new tasks start, so that their first pass has it
                 share.value = thread_share(self.jobs * self.threads, len(running) + len(start))
                 for t in start:
+                    try:
+                        fut = pool.submit(task_fn, variant.name, t.names, db, self.threads)
+                    except BrokenProcessPool:
+                        # a worker died since the last wait: its task's future says so
+                        # below (the build ends naming that pair), nothing more starts
+                        break
                     pending.remove(t)
                     progress.begin(t)
-                    fut = pool.submit(task_fn, variant.name, t.names, db, self.threads)
                     workers.update(getattr(pool, "_processes", None) or {})
                     running[fut] = t
                 if not running:
