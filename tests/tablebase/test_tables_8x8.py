@@ -11,23 +11,15 @@ import pytest
 from tables_api_check import check, sample
 
 import tablebase
-from tablebase.generator import run_pair_task
 from tablebase.rules.position import Position
-from tablebase.rules.variants import BRAZILIAN, RUSSIAN, Variant
-from tablebase.slices import build_pairs
-
-
-def build(directory: Path, variant: Variant, pieces: int) -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    for pair in build_pairs(pieces):
-        run_pair_task(variant.name, tuple(s.name for s in pair), str(directory), threads=2)
-    return directory
+from tablebase.rules.variants import BRAZILIAN, RUSSIAN
+from tests.tablebase.conftest import build_db
 
 
 @pytest.fixture(scope="module")
 def db3(tmp_path_factory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("db8x8")
-    return {v.name: build(root / v.name, v, 3) for v in (RUSSIAN, BRAZILIAN)}
+    return {v.name: build_db(root / v.name, v.name, 3) for v in (RUSSIAN, BRAZILIAN)}
 
 
 @pytest.mark.parametrize("variant", [RUSSIAN, BRAZILIAN], ids=lambda v: v.name)
@@ -57,7 +49,7 @@ def test_positions_decided_by_the_rules(db3):
 def test_four_pieces_agree_with_the_rules_api(tmp_path, variant):
     """At four pieces a Russian man crowned mid-capture can end the capture off the last row
     with a piece left to play against, so a solver that ignores the crowning shows here."""
-    db = build(tmp_path / variant.name, variant, 4)
+    db = build_db(tmp_path / variant.name, variant.name, 4)
     # positions whose only move crowns a man on f8 mid-capture and ends on a3 or a5 with a
     # black piece left: the value after it differs for a king and for a man there
     crowning = ["W:W12:B8,15,K17", "W:W12:B2,8,17", "W:W11:B7,9,28", "W:W12:B8,17,27"]
