@@ -18,6 +18,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from tablebase.generator import pair_memory
 from tablebase.rules.variants import Variant, get_variant
 from tablebase.slices import Slice, all_slices, build_pairs, pair_dependencies
 from tablebase.solve import task_memory_bytes
@@ -42,9 +43,7 @@ def count(n: float) -> str:
 
 def task_memory(variant: Variant, pair: tuple[Slice, ...]) -> int:
     """Bytes one pair task needs (the solver's estimate, as the scheduler uses it)."""
-    entries = sum(s.size(variant) for s in pair)
-    deps = sum(d.size(variant) for d in pair_dependencies(pair[0]))
-    return task_memory_bytes(entries, deps, max(s.size(variant) for s in pair))
+    return pair_memory(variant, pair)
 
 
 def measured_bits(variant: Variant, db: Path, pieces: int) -> dict[int, tuple[int, int]]:

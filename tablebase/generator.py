@@ -133,15 +133,16 @@ def dependency_value_bytes(db: Path, pair: tuple[Slice, ...]) -> int:
     return 1
 
 
-def pair_memory(variant: Variant, db: Path, pair: tuple[Slice, ...]) -> int:
+def pair_memory(variant: Variant, pair: tuple[Slice, ...], db: Path | None = None) -> int:
     """The estimated peak memory of the pair's task (:func:`tablebase.solve.task_memory_bytes`)
-    with its dependencies as stored in ``db`` now."""
+    with its dependencies as stored in ``db`` now; without ``db``, read with one byte each
+    (the build graph's estimate, before they exist)."""
     deps = pair_dependencies(pair[0])
     return solve.task_memory_bytes(
         sum(s.size(variant) for s in pair),
         sum(d.size(variant) for d in deps),
         max(s.size(variant) for s in pair),
-        dependency_value_bytes(db, pair),
+        1 if db is None else dependency_value_bytes(db, pair),
     )
 
 

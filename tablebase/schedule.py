@@ -46,7 +46,6 @@ from tablebase.faults import BuildError, MemoryBudgetError, describe
 from tablebase.generator import PairReport, pair_memory, run_pair_task
 from tablebase.rules.variants import Variant
 from tablebase.slices import Slice, build_pairs, pair_dependencies, parse_slice
-from tablebase.solve import task_memory_bytes
 
 log = logging.getLogger("tablebase.schedule")
 
@@ -80,10 +79,7 @@ def graph_for_pairs(variant: Variant, pairs: Iterable[tuple[Slice, ...]]) -> lis
         deps = pair_dependencies(pair[0])
         needs = frozenset(owner[d] for d in deps if d in owner)
         entries = sum(s.size(variant) for s in pair)
-        memory = task_memory_bytes(
-            entries, sum(d.size(variant) for d in deps), max(s.size(variant) for s in pair)
-        )
-        tasks.append(PairTask(names, needs, entries, memory))
+        tasks.append(PairTask(names, needs, entries, pair_memory(variant, pair)))
     return tasks
 
 
@@ -346,10 +342,10 @@ class LocalScheduler:
         return reports
 
     def _memory_now(self, variant: Variant, db: str, t: PairTask, done: int, total: int) -> int:
-        """The estimate of ``t`` with its dependencies' files as they are now (at least the
-        graph's); :class:`MemoryBudgetError` if it alone exceeds the budget."""
-        pair = tuple(parse_slice(n) for n in t.names)
-        need = max(t.memory, pair_memory(variant, Path(db), pair))
+        """The estimate of ``t`` with its dependencies' files as they are now (never less
+        than the graph's, which counts one byte per dependency entry);
+        :class:`MemoryBudgetError` if it alone exceeds the budget."""
+        need = pair_memory(variant, tuple(parse_slice(n) for n in t.names), Path(db))
         if need > self.memory:
             raise MemoryBudgetError(
                 f"slice pair {t.label} needs an estimated {human_bytes(need)} (its "

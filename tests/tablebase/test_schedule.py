@@ -315,12 +315,12 @@ def test_dependencies_stored_wide_raise_a_tasks_estimate(db3_international, tmp_
 
     pair = parse_material("1020").pair
     tasks = graph_for_pairs(INTERNATIONAL, [pair])
-    assert pair_memory(INTERNATIONAL, db3_international, pair) == tasks[0].memory
+    assert pair_memory(INTERNATIONAL, pair, db3_international) == tasks[0].memory
     # 1010, a dependency of 1020 (a capture leads there), stored with 16-bit values
     db, _ = with_a_changed_value(
         db3_international, tmp_path / "international", "1010", 0, encode(1, 301), 301
     )
-    wide = pair_memory(INTERNATIONAL, db, pair)
+    wide = pair_memory(INTERNATIONAL, pair, db)
     assert wide > tasks[0].memory
     sched = LocalScheduler(jobs=1, threads=1, memory=tasks[0].memory)
     with pytest.raises(MemoryBudgetError) as e:
