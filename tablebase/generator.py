@@ -178,20 +178,21 @@ def solve_pair(
 def solve_tables(
     variant: Variant, pair: tuple[Slice, ...], deps: FlatTables, threads: int
 ) -> PairSolution:
-    """Solve the pair from its dependencies ``deps`` (see :mod:`tablebase.solve`), with
-    one-byte values, or two-byte values when a distance needs them (then ``deps`` is
-    widened in place). Dependencies read with two-byte values (one of them needs them) do
-    not widen the pair: it is solved with one byte unless its own distances overflow it.
-    Uses ``threads`` compiled threads (the level passes store counters without atomics on
-    one thread)."""
+    """Solve the pair from its dependencies ``deps`` (see :mod:`tablebase.solve`) with
+    two-byte state words, its values one byte each, or two where a distance passes one
+    byte (a decided state word holds them). Where a word's undecided half overflows (an
+    exit value over :func:`tablebase.solve.max_value` or a quiet move count past its 7
+    bits) the pair is solved again with four-byte state words (then ``deps`` is widened in
+    place). Uses ``threads`` compiled threads (the level passes store counters without
+    atomics on one thread)."""
     numba.set_num_threads(min(max(1, threads), numba.config.NUMBA_NUM_THREADS))
     try:
         return _solve(variant, pair, deps, threads, 8)
-    except OverflowError:
+    except OverflowError as e:
         log.info(
-            "%s: distances beyond %d plies, solving with two-byte values",
+            "%s: %s, solving again with four-byte state words",
             "+".join(s.name for s in pair),
-            solve.max_value(8) - 1,
+            e,
         )
     if deps.vals.dtype == np.uint8:
         deps.widen()
@@ -291,8 +292,13 @@ def _solve(
         for s in pair:
             t, r = init(s)
             top, reads = max(top, int(t)), reads + int(r)
+            if top >= solve.OVERFLOW:
+                raise OverflowError(
+                    f"a value, an exit value or a move count does not fit the {2 * vb}-bit "
+                    f"state word in {s.name}"
+                )
         t1 = time.perf_counter()
-        vmax = solve.max_value(vb)
+        vmax = solve.max_decided(vb)
         level = 1
         while level <= top:
             if level + 1 > vmax:
@@ -306,14 +312,18 @@ def _solve(
             level += 1
     finally:
         numba.set_parallel_chunksize(old_chunk)
-    words = state.view(np.uint8 if vb == 8 else np.uint16)  # 2 * total values' room
+    # values in the low half of each state word, which leaves room for the mirror's part in
+    # file order; or, where decided values passed one byte, two bytes each in place
+    wide = vb == 8 and top > solve.max_value(8) + 1
+    words = state if wide else state.view(np.uint8 if vb == 8 else np.uint16)
     values = words[:total]
     solve.compact_values(state, vb, values)
     if mode.get(pair[-1]) == solve.BLACK_TO_MOVE and not runs:
         s = pair[-1]
         off, size = where[s]
         pass_threads(threads)
-        in_order = words[total : total + size]  # the room compact_values left free
+        # the room compact_values left free, or a new array
+        in_order = np.empty(size, words.dtype) if wide else words[total : total + size]
         s_flags = np.zeros_like(flags[s])
         solve.to_file_order(
             values[off : off + size], in_order, flags[s], s_flags, variant.squares,

@@ -7,11 +7,15 @@ even ``dtw`` (odd byte); ``1`` is "no legal move: lost". A successor's byte ``s 
 the mover the candidate ``s + 1``.
 
 **Working state.** While a pair is solved, each of its entries holds one state word of
-``2 * vb`` bits (``vb`` = value bits, 8 or 16), so the state of an entry is one memory
-access and the whole working set is 2 bytes per entry (``uint16``) for one-byte values:
+``2 * vb`` bits, so the state of an entry is one memory access and the whole working set
+is 2 bytes per entry (``uint16``, ``vb = 8``; ``vb = 16``, a ``uint32``, only where an
+undecided word's half overflows, see :func:`tablebase.generator.solve_tables`):
 
-* decided: ``DEC | value`` (``DEC`` = top bit). Invalid entries and drawn capture positions
-  are decided draws, so nothing later revisits them;
+* decided: ``DEC | value`` (``DEC`` = top bit; the value takes every bit below it, so a
+  two-byte state word (``vb = 8``) holds decided distances far beyond one byte,
+  :func:`max_decided`).
+  Invalid entries and drawn capture positions are decided draws, so nothing later
+  revisits them;
 * undecided: ``count << vb | exit`` — ``count`` is the number of the position's quiet moves
   inside the pair not yet known to lose (they lead to an opponent win), ``exit`` summarises
   its moves that leave the pair (promotions, into solved slices): ``0`` none, ``EXIT_DRAW``
@@ -144,8 +148,18 @@ def state_dtype(vb: int) -> type:
 
 
 def max_value(vb: int) -> int:
-    """Largest value a ``vb``-bit table may hold (the all-ones value is reserved)."""
+    """Largest exit value the undecided state word of ``vb``-bit values holds (the
+    all-ones exit is :data:`EXIT_DRAW`)."""
     return (1 << vb) - 2
+
+
+@njit(cache=True)
+def max_decided(vb: int) -> int:
+    """Largest value a decided state word of ``vb``-bit values holds: every bit below the
+    decided bit, at most what a two-byte file holds (``uint16``, all ones reserved). So
+    a pair whose distances pass one byte (English 1231+3112: losses in 254 plies) is
+    solved with two-byte state words all the same; only its values are two bytes."""
+    return min((1 << (2 * vb - 1)) - 2, (1 << 16) - 2)
 
 
 @kernel
@@ -284,6 +298,10 @@ def _quiet_exits(offsets, nbr, rules, binom, rev16, wm, wk, bm, bk, where, m):
 
 
 PENDING = 64  # positions whose table reads pass 1 resolves together (their misses overlap)
+# The top value a pass-1 kernel returns when a value, an exit value or a quiet move count
+# does not fit the state word (the body of a parallel loop cannot raise); the caller raises
+# OverflowError.
+OVERFLOW = 1 << 40
 PENDING_PLACES = mg.MAX_MOVES + 4 * PENDING
 
 
@@ -293,22 +311,26 @@ def _resolve(state, soff, vals, where, starts, pend, inside, npend, vb, top):
     outside the pair lie at ``where[starts[k]:starts[k + 1]]`` (read now, their cache lines
     requested when they were found), and ``inside[k]`` is -1 for a capture position (every
     successor is outside) or its number of quiet moves inside the pair. Writes each state
-    word; returns the largest value or exit value seen."""
+    word; returns the largest value or exit value seen (:data:`OVERFLOW` if one does not
+    fit the state word)."""
     dec = 1 << (2 * vb - 1)
     exit_draw = (1 << vb) - 1
     vmax = exit_draw - 1
+    dmax = max_decided(vb)
     for k in range(npend):
         best = -1
         for i in range(starts[k], starts[k + 1]):
             q = where[i]
             best = combine(best, 1 if q == NO_PIECES else np.int64(vals[q]))
-        if best > vmax:
-            raise OverflowError("distance-to-win does not fit the value width")
         idx = pend[k]
         if inside[k] < 0:
+            if best > dmax:
+                return OVERFLOW
             state[soff + idx] = dec | best
             top = max(top, best)
             continue
+        if best > vmax:
+            return OVERFLOW
         ex = 0
         if best == 0:
             ex = exit_draw
@@ -345,7 +367,8 @@ def _init_range(
 ):  # fmt: skip
     """Pass 1 over entries ``lo..hi`` of one part of the pair (boards of ``counts``; if
     ``flip``, each board with black to move, solved as its colour flip); returns (top
-    value, table reads). Sets bit ``idx`` of ``flags`` for entries that are not positions
+    value, :data:`OVERFLOW` if a value does not fit the state word, table reads). Sets bit
+    ``idx`` of ``flags`` for entries that are not positions
     or have a capture pending (the entries the compact WDL part need not store).
     ``scratch``: :func:`init_scratch`.
 
@@ -373,6 +396,8 @@ def _init_range(
         if npend == PENDING or m > PENDING_PLACES - mg.MAX_MOVES:
             starts[npend] = m
             top = _resolve(state, soff, vals, where, starts, pend, inside, npend, vb, top)
+            if top == OVERFLOW:
+                return top, reads
             npend = 0
             m = 0
         wm, wk, bm, bk = boards[0], boards[1], boards[2], boards[3]
@@ -401,7 +426,7 @@ def _init_range(
         m0 = m
         count, m = _quiet_exits(offsets, nbr, rules, binom, rev16, wm, wk, bm, bk, where, m)
         if count >= (1 << (vb - 1)):
-            raise OverflowError("too many quiet moves for the state word")
+            return OVERFLOW, reads
         if m > m0:  # promotions: resolved with the queue
             for i in range(m0, m):
                 prefetch(vals, where[i])
@@ -567,7 +592,7 @@ def block_due(state, b0, b1, level, vb):
         s = np.int64(state[i])
         v = s & vmask
         if s & dec:
-            c = v if v > level else NEVER
+            c = s ^ dec if (s ^ dec) > level else NEVER
         else:
             c = v - 1 if v > level + 1 and v != exit_draw else NEVER
         due = min(due, c)
@@ -799,13 +824,13 @@ def level_slice(
 @njit(cache=True)
 def compact_values(state, vb, out):
     """Pass 3: the value of every entry (undecided = draw 0) into ``out``, which may be the
-    low-half view of ``state`` itself (``out[i]`` is written after ``state[i]`` is read and
-    never lies beyond it)."""
+    low-half view of ``state`` or ``state`` itself (``out[i]`` is written after
+    ``state[i]`` is read and never lies beyond it); ``out`` must hold the largest value
+    (a ``vb``-bit type, or two bytes where decided values passed it)."""
     dec = 1 << (2 * vb - 1)
-    vmask = (1 << vb) - 1
     for i in range(state.shape[0]):
         s = np.int64(state[i])
-        out[i] = s & vmask if s & dec else 0
+        out[i] = s ^ dec if s & dec else 0
 
 
 @njit(cache=True, parallel=True)

@@ -51,10 +51,12 @@ from tablebase.solve import (
     DUE_AHEAD,
     MISSING,
     NO_PIECES,
+    OVERFLOW,
     UNMOVE_ROWS,
     combine,
     level_scratch,
     level_stretch,
+    max_decided,
     update_if_full,
     update_predecessors,
     work_blocks,
@@ -176,7 +178,8 @@ def init_scratch(cb):
 @kernel
 def _init_range(state, soff, vals, offsets, nbr, rules, binom, lo, hi, counts, vb, flags, scratch):
     """Pass 1 over the boards ``lo..hi`` of one slice with run states; returns (top value,
-    table reads). Flags only the entries that are not positions: capture positions keep
+    :data:`tablebase.solve.OVERFLOW` if a value does not fit the state word, table reads).
+    Flags only the entries that are not positions: capture positions keep
     their own WDL code (their value depends on the other side's run), so a reader may take
     it as stored. ``scratch``: :func:`init_scratch`."""
     nsq = rules[0]
@@ -219,8 +222,8 @@ def _init_range(state, soff, vals, offsets, nbr, rules, binom, lo, hi, counts, v
                         raise RuntimeError("a slice needed for a capture is missing")
                     best = combine(best, 1 if q == NO_PIECES else np.int64(vals[q]))
                 reads += n
-                if best > vmax:
-                    raise OverflowError("distance-to-win does not fit the value width")
+                if best > max_decided(vb):
+                    return OVERFLOW, reads
                 by_black[r] = best
                 top = max(top, best)
             for c in range(per):
@@ -228,7 +231,7 @@ def _init_range(state, soff, vals, offsets, nbr, rules, binom, lo, hi, counts, v
             continue
         inside = quiet_inside(rules, wm, wk, bm, bk)
         if inside >= (1 << (vb - 1)):
-            raise OverflowError("too many quiet moves for the state word")
+            return OVERFLOW, reads
         for r in range(cb):
             bsq, bn = run_of_code(limit, bk, r)
             best, got = _promotions(
@@ -236,7 +239,7 @@ def _init_range(state, soff, vals, offsets, nbr, rules, binom, lo, hi, counts, v
             )
             reads += got
             if best > vmax:
-                raise OverflowError("distance-to-win does not fit the value width")
+                return OVERFLOW, reads
             by_black[r] = best
         empty = full & ~(wm | wk | bm | bk)
         for w in range(cw):

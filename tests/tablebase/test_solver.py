@@ -197,9 +197,15 @@ def test_two_byte_values_equal_one_byte_values(db3_international) -> None:
         assert np.array_equal(
             wide.view(s), read_slice(slice_path(db3_international, s), INTERNATIONAL, s)
         )
+    assert_locally_consistent(pair, wide, deps)
+
+
+def assert_locally_consistent(pair, solution, deps) -> None:
+    """Every entry of the solved International ``pair`` is the value its successors give
+    (read from the solution and from the dependencies ``deps``)."""
     flat = generator.FlatTables(INTERNATIONAL, (*pair, *deps.where), np.uint16)
     for s in pair:
-        flat.view(s)[:] = wide.view(s)
+        flat.view(s)[:] = solution.view(s)
     for d in deps.where:
         flat.view(d)[:] = deps.view(d)
     for s in pair:
@@ -219,27 +225,60 @@ def test_two_byte_values_equal_one_byte_values(db3_international) -> None:
         assert not bad.any()
 
 
-def test_a_distance_over_one_byte_switches_to_two_bytes(db3_international, monkeypatch) -> None:
-    """When the one-byte solve overflows, the pair is solved again with two-byte values."""
-    pair = (parse_slice("1020"), parse_slice("2010"))
-    deps = generator.dependency_tables(db3_international, INTERNATIONAL, pair)
+def lengthened(db, pair, plies):
+    """The dependencies of ``pair`` read with two bytes, every decided distance ``plies``
+    longer (an even number: wins stay wins, losses losses)."""
+    deps = generator.dependency_tables(db, INTERNATIONAL, pair)
+    deps.widen()
+    deps.vals[deps.vals > 0] += plies
+    return deps
+
+
+def solved_with_widths(monkeypatch, pair, deps):
+    """The pair solved from ``deps`` (:func:`generator.solve_tables`) and the state word
+    widths it was tried with."""
     real = generator._solve
     widths = []
 
-    def overflow_at_one_byte(variant, pair, deps, threads, vb):
+    def spy(variant, pair, deps, threads, vb):
         widths.append(vb)
-        if vb == 8:
-            raise OverflowError("distance-to-win beyond 253 plies")
         return real(variant, pair, deps, threads, vb)
 
-    monkeypatch.setattr(generator, "_solve", overflow_at_one_byte)
-    solution = generator.solve_tables(INTERNATIONAL, pair, deps, 1)
+    monkeypatch.setattr(generator, "_solve", spy)
+    return generator.solve_tables(INTERNATIONAL, pair, deps, 2), widths
+
+
+def test_distances_past_one_byte_stay_in_two_byte_state_words(
+    db3_international, monkeypatch
+) -> None:
+    """A pair whose decided values pass one byte is solved once, with two-byte state words
+    (a decided word's value takes its 15 low bits): the kings-only 0201+0102 (no promotions,
+    so no exit values) from its dependencies with every distance 300 plies longer. Its
+    values come out two bytes each, equal to those of four-byte state words, and locally
+    consistent; 8827559 and before solved it twice."""
+    pair = (parse_slice("0201"), parse_slice("0102"))
+    deps = lengthened(db3_international, pair, 300)
+    got, widths = solved_with_widths(monkeypatch, pair, deps)
+    assert widths == [8]
+    assert got.values.dtype == np.uint16 and got.values.max() > 300
+    assert got.levels > 255  # values past one byte were set by the level passes too
+    wide = generator._solve(INTERNATIONAL, pair, deps, 2, 16)
+    np.testing.assert_array_equal(got.values, wide.values)
+    assert_locally_consistent(pair, got, deps)
+
+
+def test_an_exit_past_one_byte_switches_to_four_byte_state_words(
+    db3_international, monkeypatch
+) -> None:
+    """An exit value (a promotion into a solved slice) over 254 does not fit an undecided
+    two-byte word: the pair is solved again with four-byte words, and its values are
+    locally consistent."""
+    pair = (parse_slice("1020"), parse_slice("2010"))
+    deps = lengthened(db3_international, pair, 300)
+    got, widths = solved_with_widths(monkeypatch, pair, deps)
     assert widths == [8, 16]
-    assert solution.values.dtype == np.uint16
-    for s in pair:
-        assert np.array_equal(
-            solution.view(s), read_slice(slice_path(db3_international, s), INTERNATIONAL, s)
-        )
+    assert got.values.dtype == np.uint16 and got.values.max() > 300
+    assert_locally_consistent(pair, got, deps)
 
 
 def test_a_block_is_due_at_its_next_value_or_exit_level() -> None:
