@@ -78,7 +78,7 @@ class FlatTables:
         read_slice(slice_path(db, s), self.variant, s, out=self.view(s))
 
     def widen(self) -> None:
-        """Hold two-byte values from now on (for a pair whose distances need them); the
+        """Hold two-byte values from now on (for a pair solved with four-byte state words); the
         one-byte array is let go."""
         self.vals = self.vals.astype(np.uint16)
 
