@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from tablebase.rules.bits import lowest_square, popcount
+from tablebase.rules.bits import lowest_square, popcount, reversed_bits
 from tablebase.rules.kernel import kernel
 
 INDEX_SCHEME = 1
@@ -233,27 +233,16 @@ def black_kings_at(r_bk, nbk, n, binom, free2):
 REVERSE16 = np.zeros(0, dtype=np.uint64)
 
 
-_M1 = np.uint64(0x5555555555555555)
-_M2 = np.uint64(0x3333333333333333)
-_M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
-_M8 = np.uint64(0x00FF00FF00FF00FF)
-_M16 = np.uint64(0x0000FFFF0000FFFF)
-
-
 @njit(cache=True, inline="always")
 def reverse_board(x, nsq, rev16):
     """Square s ↔ square nsq-1-s (0-based): the 180 degree rotation.
 
-    The 64 bits are reversed by swapping ever larger halves (register operations only; the
-    solver does this four times per predecessor, so a table in memory would cost cache
+    The 64 bits are reversed by the CPU (:func:`tablebase.rules.bits.reversed_bits`:
+    registers only; the solver does this four times per capture successor and per
+    predecessor of a slice that is its own mirror, and a table in memory would cost cache
     misses). ``rev16`` (:data:`REVERSE16`, now empty) is accepted and not read.
     """
-    x = ((x >> np.uint64(1)) & _M1) | ((x & _M1) << np.uint64(1))
-    x = ((x >> np.uint64(2)) & _M2) | ((x & _M2) << np.uint64(2))
-    x = ((x >> np.uint64(4)) & _M4) | ((x & _M4) << np.uint64(4))
-    x = ((x >> np.uint64(8)) & _M8) | ((x & _M8) << np.uint64(8))
-    x = ((x >> np.uint64(16)) & _M16) | ((x & _M16) << np.uint64(16))
-    x = (x >> np.uint64(32)) | (x << np.uint64(32))
+    x = reversed_bits(x)
     return x >> np.uint64(64 - nsq)
 
 

@@ -572,7 +572,7 @@ def block_hits(state, b0, b1, target, mask, new, hits):
     n = state.dtype.type(new)
     nh = 0
     for i in range(b0, b1):
-        s = state[i]
+        s = state[np.uint64(i)]  # an unsigned index: no check for a negative one
         hits[nh] = i - b0
         nh += (s == t) | ((s & m) == n)
     return nh
@@ -589,7 +589,7 @@ def block_due(state, b0, b1, level, vb):
     exit_draw = vmask
     due = NEVER
     for i in range(b0, b1):
-        s = np.int64(state[i])
+        s = np.int64(state[np.uint64(i)])  # an unsigned index: the loop is vectorised
         v = s & vmask
         if s & dec:
             c = s ^ dec if (s ^ dec) > level else NEVER
@@ -763,7 +763,7 @@ def _level_range(
     nwm, nwk, nbm, nbk = counts[0], counts[1], counts[2], counts[3]
     nfree = nsq - nwm - nbm - nwk  # squares left to black kings
     d_bk = binom[nfree, nbk]
-    prefix = -1  # the index part shared by the entries differing in black kings only
+    base = -d_bk  # the first entry of the run of entries that differ in black kings only
     wm = wk = bm = np.uint64(0)
     nset = 0
     visits = 0
@@ -776,11 +776,11 @@ def _level_range(
         nset += n
         for j in range(ne):
             idx = expand[j]
-            q = idx // d_bk
-            if q != prefix:  # the entries expanded are in index order: decoded in part
+            if idx < base or idx - base >= d_bk:  # in index order: mostly decoded in part
+                q = idx // d_bk
                 wm, wk, bm = board_prefix(q, nsq, width, nwm, nwk, nbm, binom, free2)
-                prefix = q
-            bk = black_kings_at(idx - q * d_bk, nbk, nfree, binom, free2)
+                base = q * d_bk
+            bk = black_kings_at(idx - base, nbk, nfree, binom, free2)
             a, b, c, d = wm, wk, bm, bk  # wm, wk, bm serve the next entries too
             if mode == OWN_MIRROR:  # black's un-moves, seen on the flipped board
                 a, b, c, d = flip_board(nsq, rev16, wm, wk, bm, bk)

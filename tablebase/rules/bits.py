@@ -23,6 +23,25 @@ def _ctpop(typingctx, x):
     return types.uint64(types.uint64), codegen
 
 
+@intrinsic
+def _bitreverse(typingctx, x):
+    """The 64 bits of a word in reverse order (``llvm.bitreverse``: byte swap and a few
+    masks, or one instruction where the CPU has one)."""
+    if not isinstance(x, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bitreverse(args[0])
+
+    return types.uint64(types.uint64), codegen
+
+
+@njit(cache=True, inline="always")
+def reversed_bits(x):
+    """Bit ``i`` of the word becomes bit ``63 - i``."""
+    return _bitreverse(np.uint64(x))
+
+
 @njit(cache=True, inline="always")
 def popcount(x):
     """Number of set bits of a bitboard (the CPU's popcount instruction)."""

@@ -517,6 +517,10 @@ def capture_successors(nbr, rules, white, own_m, own_k, opp_m, opp_k, out, ws):
     crowning = rules[_CROWNING]
     majority = rules[_MAJORITY] != 0
     promo = promotion_row(rules, white)
+    if not flying and not majority and rules[_STRAIGHT] == 0 and crowning == CROWN_STOPS:
+        return _short_successors(
+            nbr, white, men_back, own_m, own_k, opp_m, opp_k, out, ws, capturers, empty0, promo
+        )
     ndir = 8 if rules[_STRAIGHT] != 0 else 4
     n = 0
     best = 0
@@ -607,6 +611,73 @@ def capture_successors(nbr, rules, white, own_m, own_k, opp_m, opp_k, out, ws):
             crowns = not is_king and (king or (promo & bit(sq)) != ZERO)
             a, b, e, f = apply_move(
                 own_m, own_k, opp_m, opp_k, np.uint64(frm), np.uint64(sq), cap, crowns
+            )
+            dup = False
+            for i in range(n):
+                if out[i, 0] == a and out[i, 1] == b and out[i, 2] == e and out[i, 3] == f:
+                    dup = True
+                    break
+            if dup:
+                continue
+            if n >= MAX_MOVES:
+                raise RuntimeError("move buffer overflow")
+            out[n, 0] = a
+            out[n, 1] = b
+            out[n, 2] = e
+            out[n, 3] = f
+            n += 1
+    return n
+
+
+@njit(cache=True, inline="always")
+def _short_successors(
+    nbr, white, men_back, own_m, own_k, opp_m, opp_k, out, ws, capturers, empty0, promo
+):
+    """:func:`capture_successors` for short kings capturing diagonally, every sequence
+    legal whatever it takes, a man's capture ending where it is crowned (English
+    checkers), from the pieces that can capture (``capturers``) and the empty squares:
+    the general search without what those rules never need (flying landings, counts and
+    values, the way a piece came in, crowning on the way). The
+    stack rows of ``ws`` hold a square and the pieces taken to reach it."""
+    opp = opp_m | opp_k
+    m0 = 0 if (men_back or white) else 2  # white men capture towards row 0: ways 0, 1
+    m1 = 4 if men_back else m0 + 2
+    n = 0
+    while capturers:
+        frm = _lowest(capturers)
+        fb = bit(frm)
+        capturers ^= fb
+        king = (own_k & fb) != ZERO
+        d0 = 0 if king else m0
+        d1 = 4 if king else m1
+        empty = empty0 | fb  # the moving piece's square is empty during the move
+        ws[0, 0] = np.uint64(frm)
+        ws[0, 1] = ZERO
+        top = 1
+        while top > 0:
+            top -= 1
+            sq = np.int64(ws[top, 0])
+            cap = ws[top, 1]
+            crowned = not king and (promo & bit(sq)) != ZERO  # only after a capture
+            found = False
+            if not crowned:
+                for d in range(d0, d1):
+                    t = nbr[sq, d]
+                    if t < 0 or not (opp & bit(t)) or (cap & bit(t)):
+                        continue
+                    land = nbr[t, d]
+                    if land < 0 or not (empty & bit(land)):
+                        continue
+                    if top >= MAX_NODES:
+                        raise RuntimeError("capture search overflow")
+                    ws[top, 0] = np.uint64(land)
+                    ws[top, 1] = cap | bit(t)
+                    top += 1
+                    found = True
+            if found or cap == ZERO:
+                continue
+            a, b, e, f = apply_move(
+                own_m, own_k, opp_m, opp_k, np.uint64(frm), np.uint64(sq), cap, crowned
             )
             dup = False
             for i in range(n):
