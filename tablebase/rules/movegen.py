@@ -449,11 +449,8 @@ def _captures_from(nbr, rules, white, frm, is_king, opp, opp_k, occupied, moves,
                 else:
                     if not king and not men_back and not _forward(d, white):
                         continue
-                    t = nbr[sq, d]
-                    if t < 0 or not (opp & bit(t)) or (cap & bit(t)):
-                        continue
-                    land = nbr[t, d]
-                    if land < 0 or not (empty & bit(land)):
+                    t, land = _jump(nbr, sq, d, opp, cap, empty)
+                    if land < 0:
                         continue
                     if nodes >= MAX_NODES:
                         raise RuntimeError("capture search overflow")
@@ -584,11 +581,8 @@ def capture_successors(nbr, rules, white, own_m, own_k, opp_m, opp_k, out, ws):
                     else:
                         if not king and not men_back and not _forward(d, white):
                             continue
-                        t = nbr[sq, d]
-                        if t < 0 or not (opp & bit(t)) or (cap & bit(t)):
-                            continue
-                        land = nbr[t, d]
-                        if land < 0 or not (empty & bit(land)):
+                        t, land = _jump(nbr, sq, d, opp, cap, empty)
+                        if land < 0:
                             continue
                         if top >= MAX_NODES:
                             raise RuntimeError("capture search overflow")
@@ -612,21 +606,39 @@ def capture_successors(nbr, rules, white, own_m, own_k, opp_m, opp_k, out, ws):
             a, b, e, f = apply_move(
                 own_m, own_k, opp_m, opp_k, np.uint64(frm), np.uint64(sq), cap, crowns
             )
-            dup = False
-            for i in range(n):
-                if out[i, 0] == a and out[i, 1] == b and out[i, 2] == e and out[i, 3] == f:
-                    dup = True
-                    break
-            if dup:
-                continue
-            if n >= MAX_MOVES:
-                raise RuntimeError("move buffer overflow")
-            out[n, 0] = a
-            out[n, 1] = b
-            out[n, 2] = e
-            out[n, 3] = f
-            n += 1
+            n = _add_successor(out, n, a, b, e, f)
     return n
+
+
+@njit(cache=True, inline="always")
+def _jump(nbr, sq, d, opp, taken, empty):
+    """A short capture from ``sq`` in direction ``d``: ``(square taken, landing square)``
+    over an opponent piece (``opp``) not yet taken (``taken``) to an empty square; the
+    landing square is -1 where there is none."""
+    t = nbr[sq, d]
+    if t < 0 or not (opp & bit(t)) or (taken & bit(t)):
+        return t, -1
+    land = nbr[t, d]
+    if land < 0 or not (empty & bit(land)):
+        return t, -1
+    return t, land
+
+
+@njit(cache=True, inline="always")
+def _add_successor(out, n, a, b, e, f):
+    """Row ``n`` of ``out`` set to the position ``(a, b, e, f)`` unless an earlier row
+    holds it (two ways of capturing the same pieces to the same square); returns the
+    rows used."""
+    for i in range(n):
+        if out[i, 0] == a and out[i, 1] == b and out[i, 2] == e and out[i, 3] == f:
+            return n
+    if n >= MAX_MOVES:
+        raise RuntimeError("move buffer overflow")
+    out[n, 0] = a
+    out[n, 1] = b
+    out[n, 2] = e
+    out[n, 3] = f
+    return n + 1
 
 
 @njit(cache=True, inline="always")
@@ -662,11 +674,8 @@ def _short_successors(
             found = False
             if not crowned:
                 for d in range(d0, d1):
-                    t = nbr[sq, d]
-                    if t < 0 or not (opp & bit(t)) or (cap & bit(t)):
-                        continue
-                    land = nbr[t, d]
-                    if land < 0 or not (empty & bit(land)):
+                    t, land = _jump(nbr, sq, d, opp, cap, empty)
+                    if land < 0:
                         continue
                     if top >= MAX_NODES:
                         raise RuntimeError("capture search overflow")
@@ -679,20 +688,7 @@ def _short_successors(
             a, b, e, f = apply_move(
                 own_m, own_k, opp_m, opp_k, np.uint64(frm), np.uint64(sq), cap, crowned
             )
-            dup = False
-            for i in range(n):
-                if out[i, 0] == a and out[i, 1] == b and out[i, 2] == e and out[i, 3] == f:
-                    dup = True
-                    break
-            if dup:
-                continue
-            if n >= MAX_MOVES:
-                raise RuntimeError("move buffer overflow")
-            out[n, 0] = a
-            out[n, 1] = b
-            out[n, 2] = e
-            out[n, 3] = f
-            n += 1
+            n = _add_successor(out, n, a, b, e, f)
     return n
 
 
