@@ -62,9 +62,9 @@ def value_dtype(longest_dtw: int) -> np.dtype:
 def narrowed(values: np.ndarray) -> np.ndarray:
     """``values`` in the narrowest type that holds them (:func:`value_dtype` of their
     longest distance): two-byte values that all fit one byte come back as a one-byte copy,
-    anything else as given. Of a pair solved with two-byte values (its distances overflowed
-    the one-byte state), each slice whose values fit is stored with one byte, so that the
-    slices depending on it are not widened in turn."""
+    anything else as given. Of a pair whose values came out two bytes each (a distance past
+    one byte, or the four-byte state words), each slice whose values fit is stored with one
+    byte, so that the slices depending on it read one byte per entry."""
     if values.dtype == np.uint8 or values.size == 0:
         return values
     if value_dtype(int(values.max()) - 1) == np.uint8:

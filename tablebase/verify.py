@@ -68,7 +68,7 @@ def verify_pair(
 
 def pair_tables(db: Path, variant: Variant, pair: tuple[Slice, ...]) -> FlatTables:
     """The pair and its dependencies read from ``db`` into one array, with two-byte values
-    if any of them stores two-byte values (distances past 253 plies)."""
+    if any of them stores two-byte values (distances past 254 plies)."""
     members = (*pair, *sorted(pair_dependencies(pair[0])))
     wide = any(read_attrs(slice_path(db, s)).get("value_bits", 8) == 16 for s in members)
     tables = FlatTables(variant, members, np.uint16 if wide else np.uint8)
