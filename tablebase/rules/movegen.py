@@ -649,8 +649,8 @@ def _short_successors(
     legal whatever it takes, a man's capture ending where it is crowned (English
     checkers), from the pieces that can capture (``capturers``) and the empty squares:
     the general search without what those rules never need (flying landings, counts and
-    values, the way a piece came in, crowning on the way). The
-    stack rows of ``ws`` hold a square and the pieces taken to reach it."""
+    values, the way a piece came in, crowning on the way). The stack rows of ``ws`` hold
+    a square and the pieces taken to reach it."""
     opp = opp_m | opp_k
     m0 = 0 if (men_back or white) else 2  # white men capture towards row 0: ways 0, 1
     m1 = 4 if men_back else m0 + 2
