@@ -20,7 +20,7 @@ from pathlib import Path
 
 from tablebase.generator import pair_memory
 from tablebase.rules.variants import Variant, get_variant
-from tablebase.slices import Slice, all_slices, build_pairs, pair_dependencies
+from tablebase.slices import all_slices, build_pairs, pair_dependencies
 from tablebase.solve import task_memory_bytes
 
 
@@ -39,11 +39,6 @@ def count(n: float) -> str:
         if n >= div:
             return f"{n / div:.1f} {suffix}"
     return f"{n:.0f}"
-
-
-def task_memory(variant: Variant, pair: tuple[Slice, ...]) -> int:
-    """Bytes one pair task needs (the solver's estimate, as the scheduler uses it)."""
-    return pair_memory(variant, pair)
 
 
 def measured_bits(variant: Variant, db: Path, pieces: int) -> dict[int, tuple[int, int]]:
@@ -116,7 +111,7 @@ def main(argv: list[str] | None = None) -> None:
         entries = sum(s.size(variant) for s in slices)
         cumulative += entries
         largest = max(s.size(variant) for s in slices)
-        mem = sorted(task_memory(variant, p) for p in pairs)
+        mem = sorted(pair_memory(variant, p) for p in pairs)
         cells = [n, len(slices), len(pairs), count(entries), count(largest)]
         cells += [human(mem[-1]), human(mem[len(mem) // 2])]
         cells += [human(x * bits / 8) for x in (largest, entries, cumulative)]
@@ -124,7 +119,7 @@ def main(argv: list[str] | None = None) -> None:
 
     n = max(args.pieces)
     pairs = [p for p in build_pairs(n) if p[0].pieces == n]
-    heavy = sorted(pairs, key=lambda p: -task_memory(variant, p))[:5]
+    heavy = sorted(pairs, key=lambda p: -pair_memory(variant, p))[:5]
     print(f"\nThe {len(heavy)} most memory-hungry {n}-piece tasks:\n")
     print("| pair | entries | dependency entries | memory |")
     print("|---|---:|---:|---:|")
@@ -133,7 +128,7 @@ def main(argv: list[str] | None = None) -> None:
         deps = sum(d.size(variant) for d in pair_dependencies(p[0]))
         print(
             f"| {'+'.join(s.name for s in p)} | {count(entries)} | {count(deps)} "
-            f"| {human(task_memory(variant, p))} |"
+            f"| {human(pair_memory(variant, p))} |"
         )
 
 

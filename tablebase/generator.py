@@ -32,6 +32,7 @@ from tablebase.storage import (
     slice_path,
     write_slice,
 )
+from tablebase.values import value_dtype
 
 log = logging.getLogger("tablebase.generator")
 
@@ -314,7 +315,7 @@ def _solve(
         numba.set_parallel_chunksize(old_chunk)
     # values in the low half of each state word, which leaves room for the mirror's part in
     # file order; or, where decided values passed one byte, two bytes each in place
-    wide = vb == 8 and top > solve.max_value(8) + 1
+    wide = vb == 8 and value_dtype(top - 1) != np.uint8
     words = state if wide else state.view(np.uint8 if vb == 8 else np.uint16)
     values = words[:total]
     solve.compact_values(state, vb, values)
