@@ -18,7 +18,7 @@ from pathlib import Path
 import numba
 import numpy as np
 
-from tablebase import solve, solve_runs
+from tablebase import solve, solve_men, solve_runs
 from tablebase.faults import SliceWriteError, describe
 from tablebase.index import BINOM, REVERSE16, position_from_index, run_of_code
 from tablebase.rules.position import Position
@@ -137,9 +137,17 @@ def dependency_value_bytes(db: Path, pair: tuple[Slice, ...]) -> int:
 def pair_memory(variant: Variant, pair: tuple[Slice, ...], db: Path | None = None) -> int:
     """The estimated peak memory of the pair's task (:func:`tablebase.solve.task_memory_bytes`)
     with its dependencies as stored in ``db`` now; without ``db``, read with one byte each
-    (the build graph's estimate, before they exist)."""
+    (the build graph's estimate, before they exist). A pair solved by men configurations
+    adds a configuration's scratch for each of numba's threads (:mod:`tablebase.solve_men`)."""
     deps = pair_dependencies(pair[0])
-    return solve.task_memory_bytes(
+    board = _counts(pair[0])
+    scratch = 0
+    if variant.king_move_limit == 0 and solve_men.applies(
+        variant.squares, variant.per_row, board, BINOM, len(pair)
+    ):
+        per_thread = solve_men.scratch_bytes(variant.squares, variant.per_row, board, BINOM)
+        scratch = per_thread * numba.config.NUMBA_NUM_THREADS
+    return scratch + solve.task_memory_bytes(
         sum(s.size(variant) for s in pair),
         sum(d.size(variant) for d in deps),
         max(s.size(variant) for s in pair),
@@ -286,11 +294,18 @@ def _solve(
             board, level, nchunks, vb, atomic, mode[s],
         )  # fmt: skip
 
+    by_men = not runs and solve_men.applies(
+        variant.squares, variant.per_row, board, BINOM, len(pair)
+    )
     old_chunk = numba.set_parallel_chunksize(1)  # chunks are handed out as threads free up
     try:
         t0 = time.perf_counter()
         top, reads = 0, 0
-        for s in pair:
+        level = 1
+        if by_men:  # pass 1 and the levels together, one men configuration at a time
+            top, reads = _solve_by_men(variant, pair, deps, state, where, flags, threads, vb)
+            level = top + 1  # no level pass over the whole pair is left
+        for s in () if by_men else pair:
             t, r = init(s)
             top, reads = max(top, int(t)), reads + int(r)
             if top >= solve.OVERFLOW:
@@ -300,7 +315,6 @@ def _solve(
                 )
         t1 = time.perf_counter()
         vmax = solve.max_decided(vb)
-        level = 1
         while level <= top:
             if level + 1 > vmax:
                 raise OverflowError(f"distance-to-win beyond {vmax - 1} plies in {pair[0].name}")
@@ -334,6 +348,38 @@ def _solve(
         flags[s] = s_flags
     t2 = time.perf_counter()
     return PairSolution(where, values, reads, level - 1, flags, t1 - t0, t2 - t1)
+
+
+def _solve_by_men(
+    variant: Variant,
+    pair: tuple[Slice, ...],
+    deps: FlatTables,
+    state: np.ndarray,
+    where: dict[Slice, tuple[int, int]],
+    flags: dict[Slice, np.ndarray],
+    threads: int,
+    vb: int,
+) -> tuple[int, int]:
+    """Solve the pair into ``state`` one men configuration at a time
+    (:mod:`tablebase.solve_men`); returns (largest value, random accesses)."""
+    board = _counts(pair[0])
+    nsq, width = variant.squares, variant.per_row
+    order, groups = solve_men.config_order(nsq, width, board, BINOM)
+    kk = solve_men.king_entries(nsq, width, board, BINOM)
+    top = reads = 0
+    for g in range(len(groups) - 1):
+        n = pass_threads(threads)
+        t, r, v = solve_men.solve_group(
+            state, where[pair[0]][0], where[pair[1]][0], deps.vals, deps.offsets,
+            variant.neighbours, variant.rules, BINOM, REVERSE16, board, kk,
+            order[groups[g] : groups[g + 1]], vb, flags[pair[0]], flags[pair[1]], 4 * n,
+        )  # fmt: skip
+        if t >= solve.OVERFLOW:
+            raise OverflowError(
+                f"a value does not fit the {2 * vb}-bit state word in {pair[0].name}"
+            )
+        top, reads = max(top, int(t)), reads + int(r) + int(v)
+    return top, reads
 
 
 def entry_position(variant: Variant, s: Slice, entry: int) -> Position:

@@ -363,12 +363,12 @@ def init_scratch():
 @kernel
 def _init_range(
     state, soff, vals, offsets, nbr, rules, binom, rev16, lo, hi, counts, vb, flags, flip,
-    scratch,
+    scratch, foff,
 ):  # fmt: skip
     """Pass 1 over entries ``lo..hi`` of one part of the pair (boards of ``counts``; if
     ``flip``, each board with black to move, solved as its colour flip); returns (top
     value, :data:`OVERFLOW` if a value does not fit the state word, table reads). Sets bit
-    ``idx`` of ``flags`` for entries that are not positions
+    ``idx - foff`` (``foff`` a multiple of 8) of ``flags`` for entries that are not positions
     or have a capture pending (the entries the compact WDL part need not store).
     ``scratch``: :func:`init_scratch`.
 
@@ -391,7 +391,7 @@ def _init_range(
             cursor_boards(nsq, width, counts, cur, changed, boards, free1, free2)
         if boards[4] == 0:
             state[soff + idx] = dec  # not a position: a decided draw nobody reads
-            flags[idx >> 3] |= np.uint8(1 << (idx & 7))
+            flags[(idx - foff) >> 3] |= np.uint8(1 << (idx & 7))
             continue
         if npend == PENDING or m > PENDING_PLACES - mg.MAX_MOVES:
             starts[npend] = m
@@ -405,7 +405,7 @@ def _init_range(
             wm, wk, bm, bk = flip_board(nsq, rev16, wm, wk, bm, bk)
         n = mg.capture_successors(nbr, rules, True, wm, wk, bm, bk, succ, ws)
         if n:
-            flags[idx >> 3] |= np.uint8(1 << (idx & 7))
+            flags[(idx - foff) >> 3] |= np.uint8(1 << (idx & 7))
             starts[npend] = m
             for i in range(n):
                 q = place_after(
@@ -465,7 +465,7 @@ def init_slice(
         if a < b:
             t, r = _init_range(
                 state, soff, vals, offsets, nbr, rules, binom, rev16, a, b, counts, vb, flags,
-                flip, init_scratch(),
+                flip, init_scratch(), 0,
             )  # fmt: skip
             out[c, 0] = t
             out[c, 1] = r
@@ -476,7 +476,9 @@ def init_slice(
 
 
 @njit(cache=True, inline="always")
-def predecessor_indices(nbr, rules, binom, wm, wk, bm, bk, counts, moff, out, white):
+def predecessor_indices(
+    nbr, rules, binom, wm, wk, bm, bk, counts, moff, out, white, with_men
+):  # fmt: skip
     """Indices (``moff`` + board index, ``counts`` the board's pieces) of the boards from
     which one of ``white``'s pieces (white's if true, else black's) came to this board by a
     quiet move: the same board with that piece put back; returns how many were written to
@@ -488,7 +490,8 @@ def predecessor_indices(nbr, rules, binom, wm, wk, bm, bk, counts, moff, out, wh
     un-move leaves the men's part of the index as it was, and a black king's the white
     kings' too, so those parts are ranked once. Predecessors in which the mover had a
     capture (so the quiet move was illegal) are included; their state is decided, so the
-    caller skips them."""
+    caller skips them. Without ``with_men``, only the kings' un-moves (the men's lead to
+    another men configuration, :mod:`tablebase.solve_men`)."""
     nsq = rules[0]
     width = rules[5]
     flying = rules[1] != 0
@@ -526,6 +529,8 @@ def predecessor_indices(nbr, rules, binom, wm, wk, bm, bk, counts, moff, out, wh
                     if not flying:
                         break
                     f = nbr[f, d]
+    if not with_men:
+        return m
     men = wm if white else bm
     d0 = 2 if white else 0  # white men step towards row 0, so came from directions 2, 3
     while men:  # a man came one step back
@@ -620,12 +625,18 @@ def decide_by_exit(state, i, s, level, vb):
     """The undecided word ``s`` of ``state[i]`` at ``level``: set to ``level + 1`` if its
     exit decides it then (a win through the exit, or a loss once no inside move is left);
     returns 1 if this call set it."""
-    ex = s & ((1 << vb) - 1)
-    new = level + 1
-    if ex == new and (ex % 2 == 0 or (s >> vb) == 0):
-        if cas(state, i, s, (1 << (2 * vb - 1)) | new) == s:
+    if exit_decides(s, level, vb):
+        if cas(state, i, s, (1 << (2 * vb - 1)) | (level + 1)) == s:
             return 1
     return 0
+
+
+@njit(cache=True, inline="always")
+def exit_decides(s, level, vb):
+    """Whether the undecided word ``s`` is decided at ``level + 1`` by its exit: a win
+    through the exit then, or a loss then once no inside move is left."""
+    ex = s & ((1 << vb) - 1)
+    return ex == level + 1 and (ex % 2 == 0 or (s >> vb) == 0)
 
 
 @njit(cache=True, inline="always")
@@ -691,6 +702,17 @@ def level_stretch(state, due, touched, sbo, soff, size, c0, c1, level, vb, hits,
 
 
 @njit(cache=True, inline="always")
+def count_down(old, new, vb):
+    """The undecided word ``old`` of a predecessor of a win found at level ``new - 1``: one
+    move fewer not known to lose, or a loss at ``new`` if that was its last one and its
+    exit is no better (none, or a loss no later)."""
+    ex = old & ((1 << vb) - 1)
+    if (old >> vb) == 1 and (ex == 0 or (ex % 2 == 1 and ex <= new)):
+        return (1 << (2 * vb - 1)) | new  # every move now leads to an opponent win
+    return old - (1 << vb)
+
+
+@njit(cache=True, inline="always")
 def update_predecessors(state, where, m, level, vb, atomic, touched, moff, mbo):
     """The predecessors ``where[:m]`` (state indices in the mirror slice at ``moff``, whose
     blocks start at ``mbo``) of a position of value ``level``: wins at ``level + 1`` if it
@@ -700,8 +722,6 @@ def update_predecessors(state, where, m, level, vb, atomic, touched, moff, mbo):
     decrements are compare-and-swaps when ``atomic`` (several threads), plain stores
     otherwise."""
     dec = 1 << (2 * vb - 1)
-    vmask = (1 << vb) - 1
-    one_less = 1 << vb
     new = level + 1
     nxt = new & 1
     nset = 0
@@ -721,11 +741,7 @@ def update_predecessors(state, where, m, level, vb, atomic, touched, moff, mbo):
             nset += 1
             continue
         while True:
-            ex = old & vmask
-            if (old >> vb) == 1 and (ex == 0 or (ex % 2 == 1 and ex <= new)):
-                nv = dec | new  # every move now leads to an opponent win
-            else:
-                nv = old - one_less
+            nv = count_down(old, new, vb)
             if atomic:
                 got = np.int64(cas(state, p, old, nv))
             else:
@@ -785,8 +801,9 @@ def _level_range(
             if mode == OWN_MIRROR:  # black's un-moves, seen on the flipped board
                 a, b, c, d = flip_board(nsq, rev16, wm, wk, bm, bk)
             k = predecessor_indices(
-                nbr, rules, binom, a, b, c, d, counts, moff, where[m:], mode != WHITE_TO_MOVE
-            )
+                nbr, rules, binom, a, b, c, d, counts, moff, where[m:], mode != WHITE_TO_MOVE,
+                True,
+            )  # fmt: skip
             visits += k
             m, n = update_if_full(state, where, m + k, level, vb, atomic, touched, moff, mbo)
             nset += n

@@ -1,0 +1,429 @@
+"""The solver for pairs with men: one men configuration at a time, the most advanced first.
+
+A man's quiet step is irreversible: it takes the man one row forward, so the men's
+advancement (:func:`config_order`: black men's rows minus white men's rows, on the board
+of the pair's first slice) grows by one with every step of a man of either colour, and
+captures and promotions leave the pair. The entries of a pair fall into men configurations
+(the placements of its men: the top part of the index, :mod:`tablebase.index`, so a
+configuration is a run of ``K`` entries, the placements of its kings, in each part of the
+pair, :mod:`tablebase.solve`). Inside the pair a position reaches only positions of its own
+configuration (the kings' moves) and of configurations one step more advanced (the men's
+steps). So the configurations are solved from the most advanced down, those of equal
+advancement in parallel, each completely before any configuration that reaches it:
+
+1. pass 1 of :mod:`tablebase.solve` over the configuration's ``2 K`` entries (both parts),
+   with only the kings' moves counted inside and the men's steps read like promotions, as
+   exits, from the configurations already solved;
+2. the level passes over the configuration alone, in the thread's scratch: ``2 K``
+   four-byte state words (no exit value or move count overflows them), which stay in the
+   cache. The positions to expand at each level are listed, not searched for: a bucket per
+   level for the values and exits known after pass 1, and the list of positions set at the
+   level before;
+3. its values into the pair's state, where the less advanced configurations read them
+   (an undecided word is a draw).
+
+The distances are those of the passes over the whole pair, by the same rules in the same
+order of levels (``tests/tablebase/test_solve_men.py`` compares both on every pair they
+share up to five pieces). What it saves: the whole pair's level passes read blocks of the
+state to find their work at each of up to 255 levels, and visit every man's un-move, a
+cache miss into a far configuration; here a configuration's levels run in the cache, and a
+man's step is read once per position in pass 1, from a configuration whose entries lie in
+the same order as the reader's (mostly in cache lines just read).
+
+Used for pairs of two different slices with men, without king runs, and at least
+:data:`MIN_KING_ENTRIES` king placements per configuration (below that the work per
+configuration is too small to pay for its set-up: :func:`applies`). A slice that is its
+own mirror keeps the passes over the whole pair: its colour flip swaps configurations.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from tablebase.atomics import cas
+from tablebase.index import (
+    _unrank_colex,
+    cursor_boards,
+    cursor_next,
+    cursor_start,
+    lowest_square,
+    men_rank,
+    rank_among_free,
+)
+from tablebase.solve import (
+    OVERFLOW,
+    UNMOVE_ROWS,
+    _init_range,
+    combine,
+    count_down,
+    exit_decides,
+    init_scratch,
+    max_decided,
+    predecessor_indices,
+)
+
+LOCAL_VB = 16  # a configuration's own state words: four bytes, nothing overflows
+MIN_KING_ENTRIES = 32  # king placements per configuration below which the pair is solved whole
+# both parts: state words, buckets, two lists; and the kings of an entry (both parts')
+SCRATCH_BYTES_PER_KING_ENTRY = 2 * (4 + 4 + 4 + 4) + 16
+MAX_LEVEL = (1 << 16) - 2  # the largest level a configuration's buckets take
+
+
+def king_entries(nsq: int, width: int, counts: np.ndarray, binom: np.ndarray) -> int:
+    """Entries of one men configuration in one part of the pair: its kings' placements."""
+    free = nsq - int(counts[0]) - int(counts[2])
+    return int(binom[free, counts[1]] * binom[free - counts[1], counts[3]])
+
+
+def applies(nsq: int, width: int, counts: np.ndarray, binom: np.ndarray, pair_size: int) -> bool:
+    """Whether a pair of two slices of ``counts`` (the first slice's pieces) is solved by
+    men configurations (see the module docstring); the caller has ruled out king runs."""
+    if pair_size != 2 or counts[0] + counts[2] == 0:
+        return False
+    return king_entries(nsq, width, counts, binom) >= MIN_KING_ENTRIES
+
+
+def scratch_bytes(nsq: int, width: int, counts: np.ndarray, binom: np.ndarray) -> int:
+    """Memory one thread's configuration scratch takes (:func:`config_scratch`)."""
+    return SCRATCH_BYTES_PER_KING_ENTRY * king_entries(nsq, width, counts, binom) + (1 << 20)
+
+
+@njit(cache=True)
+def config_order(nsq, width, counts, binom):
+    """The men configurations (their rank, the top part of an index) from the most advanced
+    down, and where each group of equal advancement starts in that order (one more entry:
+    the end). Advancement: the rows of the black men (which step to higher rows) less those
+    of the white men."""
+    a = nsq - width
+    n_bm = binom[a, counts[2]]
+    n = binom[a, counts[0]] * n_bm
+    rows = nsq // width
+    top = rows * (counts[0] + counts[2])  # advancement + top is 0 .. 2 * top
+    adv = np.empty(n, dtype=np.int64)
+    for r in range(n):
+        wm = _unrank_colex(np.int64(r // n_bm), counts[0], a, binom) << np.uint64(width)
+        bm = _unrank_colex(np.int64(r % n_bm), counts[2], a, binom)
+        t = top
+        while bm:
+            t += lowest_square(bm) // width
+            bm &= bm - np.uint64(1)
+        while wm:
+            t -= lowest_square(wm) // width
+            wm &= wm - np.uint64(1)
+        adv[r] = 2 * top - t  # the most advanced first
+    counts_at = np.zeros(2 * top + 2, dtype=np.int64)
+    for r in range(n):
+        counts_at[adv[r] + 1] += 1
+    for t in range(2 * top + 1):
+        counts_at[t + 1] += counts_at[t]
+    starts = counts_at.copy()
+    order = np.empty(n, dtype=np.int64)
+    for r in range(n):
+        order[counts_at[adv[r]]] = r
+        counts_at[adv[r]] += 1
+    groups = np.zeros(2 * top + 2, dtype=np.int64)
+    ng = 0
+    for t in range(2 * top + 1):
+        if starts[t + 1] > starts[t]:
+            groups[ng] = starts[t]
+            ng += 1
+    groups[ng] = n
+    return order, groups[: ng + 1].copy()
+
+
+@njit(cache=True)
+def config_scratch(kk):
+    """One thread's scratch for configurations of ``kk`` king placements: their state
+    words (both parts), the flag bits of each part, the level buckets and their counts, the
+    lists of positions to expand, the predecessors of one position, the kings of each entry
+    (white, black), and pass 1's scratch (:func:`tablebase.solve.init_scratch`)."""
+    n2 = 2 * kk
+    nflag = (kk + 7) // 8 + 2
+    return (
+        np.empty(n2, dtype=np.uint32),
+        np.zeros(nflag, dtype=np.uint8),
+        np.zeros(nflag, dtype=np.uint8),
+        np.empty(n2, dtype=np.int32),
+        np.empty(MAX_LEVEL + 2, dtype=np.int64),
+        np.empty(n2, dtype=np.int32),
+        np.empty(n2, dtype=np.int32),
+        np.empty(UNMOVE_ROWS, dtype=np.int64),
+        np.empty(kk, dtype=np.uint64),
+        np.empty(kk, dtype=np.uint64),
+        init_scratch(),
+    )
+
+
+@njit(cache=True, inline="always")
+def _event_level(s, ldec, vmask):
+    """The level at which the word ``s`` (after pass 1) has work of its own: a decided
+    position's value (expanded then), or an undecided one's exit value less one (its exit
+    may decide it then); 0 if none."""
+    if s & ldec:
+        return s ^ ldec
+    ex = s & vmask
+    if ex != 0 and ex != vmask:
+        return ex - 1
+    return 0
+
+
+@njit(cache=True, inline="always")
+def _merge_flags(local, flags, foff, lo, hi):
+    """Bits ``lo..hi`` (counted from ``foff``, a multiple of 8) of ``local`` into
+    ``flags``; ``local`` is zeroed for the next configuration. The first and last byte
+    may be shared with a neighbouring configuration solved by another thread: they are
+    set by compare-and-swap."""
+    nbytes = ((hi - 1 - foff) >> 3) + 1
+    g0 = foff >> 3
+    for b in range(nbytes):
+        v = local[b]
+        if v == 0:
+            continue
+        local[b] = 0
+        if b == 0 or b == nbytes - 1:
+            old = flags[g0 + b]
+            while True:
+                got = cas(flags, g0 + b, old, old | v)
+                if got == old:
+                    break
+                old = got
+        else:
+            flags[g0 + b] |= v
+
+
+@njit(cache=True, inline="always")
+def _fold_exit(w, v):
+    """The undecided four-byte word ``w`` with one of its counted moves, a man's step to a
+    position of value ``v``, made an exit instead: one count less, and its candidate
+    folded into the exit (:func:`tablebase.solve.combine`)."""
+    vmask = (1 << LOCAL_VB) - 1
+    ex = w & vmask
+    best = -1 if ex == 0 else (0 if ex == vmask else ex)
+    best = combine(best, v)
+    return (w - (1 << LOCAL_VB)) & ~vmask | (vmask if best == 0 else best)
+
+
+@njit(cache=True)
+def _men_steps(
+    local, poff, state, goff, gvb, nsq, width, nbr, binom, counts, wm, bm, wks, bks, white
+):  # fmt: skip
+    """Every quiet step of ``white``'s men (black's if false) in the configuration of men
+    ``wm``, ``bm`` (its entry ``j``'s kings ``wks[j]``, ``bks[j]``), whose part's words start
+    at ``poff`` in ``local``: the step made an exit of the undecided positions that have
+    it (:func:`_fold_exit`), its value read from the part of the pair at ``goff`` in
+    ``state`` (``gvb``-bit words, undecided a draw), in the more advanced configuration the
+    step leads to. For each step the entries are taken in order, and so are the entries it
+    leads to (mostly: the kings' ranks among the free squares move by one at most); returns
+    the values read."""
+    kk = wks.shape[0]
+    nwk, nbm, nbk = counts[1], counts[2], counts[3]
+    free = nsq - counts[0] - nbm
+    d_bk = binom[free - nwk, nbk]
+    ldec = 1 << (2 * LOCAL_VB - 1)
+    gdec = 1 << (2 * gvb - 1)
+    one = np.uint64(1)
+    men = wm | bm
+    movers = wm if white else bm
+    d0 = 0 if white else 2  # white men step towards row 0 (directions 0, 1), black away
+    promo = (one << np.uint64(width)) - one
+    if not white:
+        promo <<= np.uint64(nsq - width)
+    reads = 0
+    while movers:
+        f = lowest_square(movers)
+        movers &= movers - one
+        for d in range(d0, d0 + 2):
+            t = nbr[f, d]
+            if t < 0:
+                continue
+            tbit = one << np.uint64(t)
+            if (men | promo) & tbit:
+                continue
+            step = (one << np.uint64(f)) | tbit
+            wm2 = wm ^ step if white else wm
+            bm2 = bm if white else bm ^ step
+            men2 = wm2 | bm2
+            base = goff + men_rank(nsq, width, wm2, bm2, nbm, binom) * kk
+            for a in range(0, kk, d_bk):
+                wk = wks[a]
+                if wk & tbit:
+                    continue
+                rw = rank_among_free(wk, men2, binom) * d_bk
+                occ = men2 | wk
+                for j in range(a, a + d_bk):
+                    w = np.int64(local[poff + j])
+                    if w & ldec:
+                        continue
+                    bk = bks[j]
+                    if bk & tbit:
+                        continue
+                    s = np.int64(state[base + rw + rank_among_free(bk, occ, binom)])
+                    local[poff + j] = _fold_exit(w, s ^ gdec if s & gdec else 0)
+                    reads += 1
+    return reads
+
+
+@njit(cache=True)
+def _solve_config(
+    state, offw, offb, vals, offsets, nbr, rules, binom, rev16, counts, kk, r_men, vb,
+    flags_w, flags_b, sc,
+):  # fmt: skip
+    """Men configuration ``r_men`` of the pair whose parts start at ``offw`` (white to
+    move) and ``offb`` (black to move) in ``state`` (``vb``-bit words), the configurations
+    it reaches solved; returns (largest value, :data:`OVERFLOW` if one does not fit
+    ``state``; tables read; predecessor visits)."""
+    local, lfw, lfb, ev, cnt, todo, nxt, where, wks, bks, init_sc = sc
+    nsq = rules[0]
+    width = rules[5]
+    lo = r_men * kk
+    foff = lo - (lo & 7)
+    n2 = 2 * kk
+    ldec = 1 << (2 * LOCAL_VB - 1)
+    vmask = (1 << LOCAL_VB) - 1
+    # 1. pass 1 over both parts, every quiet move counted inside (as for the whole pair)
+    t, r1 = _init_range(
+        local, -lo, vals, offsets, nbr, rules, binom, rev16, lo, lo + kk, counts, LOCAL_VB,
+        lfw, False, init_sc, foff,
+    )  # fmt: skip
+    if t == OVERFLOW:
+        return OVERFLOW, 0, 0
+    t, r2 = _init_range(
+        local, kk - lo, vals, offsets, nbr, rules, binom, rev16, lo, lo + kk, counts,
+        LOCAL_VB, lfb, True, init_sc, foff,
+    )  # fmt: skip
+    if t == OVERFLOW:
+        return OVERFLOW, 0, 0
+    # the configuration's boards (its men, and its kings by entry): decoded once, in order
+    cur, boards, free1, free2 = init_sc[2], init_sc[3], init_sc[4], init_sc[5]
+    cursor_start(lo, nsq, width, counts, binom, cur)
+    cursor_boards(nsq, width, counts, cur, 0, boards, free1, free2)
+    wm, bm = boards[0], boards[2]
+    if wm & bm:  # not positions: decided draws, nothing to expand
+        for p in range(n2):
+            state[offb + lo + p - kk if p >= kk else offw + lo + p] = 1 << (2 * vb - 1)
+        _merge_flags(lfw, flags_w, foff, lo, lo + kk)
+        _merge_flags(lfb, flags_b, foff, lo, lo + kk)
+        return 0, r1 + r2, 0
+    for j in range(kk):
+        if j > 0:
+            ch = cursor_next(nsq, width, counts, cur)
+            cursor_boards(nsq, width, counts, cur, ch, boards, free1, free2)
+        wks[j] = boards[1]
+        bks[j] = boards[3]
+    # the men's steps: from counted moves to exits, read from the configurations they reach
+    r3 = _men_steps(
+        local, 0, state, offb, vb, nsq, width, nbr, binom, counts, wm, bm, wks, bks, True
+    )
+    r3 += _men_steps(
+        local, kk, state, offw, vb, nsq, width, nbr, binom, counts, wm, bm, wks, bks, False
+    )
+    # 2. levels: the words with work of their own at a level, in buckets by level (an
+    # exit's event tagged with a 1 bit), then the positions set at the level before
+    maxlev = 0
+    for p in range(n2):
+        maxlev = max(maxlev, _event_level(np.int64(local[p]), ldec, vmask))
+    if maxlev > MAX_LEVEL:
+        return OVERFLOW, 0, 0
+    cnt[: maxlev + 2] = 0
+    for p in range(n2):
+        lv = _event_level(np.int64(local[p]), ldec, vmask)
+        if lv > 0:
+            cnt[lv + 1] += 1
+    for lv in range(maxlev + 1):
+        cnt[lv + 1] += cnt[lv]
+    for p in range(n2):
+        s = np.int64(local[p])
+        lv = _event_level(s, ldec, vmask)
+        if lv > 0:
+            ev[cnt[lv]] = 2 * p + (0 if s & ldec else 1)
+            cnt[lv] += 1
+    # now the bucket of level L is ev[cnt[L - 1]:cnt[L]]
+    visits = 0
+    ncur = 0
+    level = 1
+    while level <= maxlev or ncur > 0:
+        new = level + 1
+        nn = 0
+        e0 = cnt[level - 1] if level <= maxlev else 0
+        e1 = cnt[level] if level <= maxlev else 0
+        for e in range(e0, e1 + ncur):
+            if e < e1:
+                x = np.int64(ev[e])
+                p = x >> 1
+                if x & 1:  # an exit's event
+                    s = np.int64(local[p])
+                    if (s & ldec) == 0 and exit_decides(s, level, LOCAL_VB):
+                        local[p] = ldec | new
+                        nxt[nn] = p
+                        nn += 1
+                    continue
+            else:
+                p = np.int64(todo[e - e1])
+            # expand p (value level): its predecessors by a king's un-move, in the other part
+            part_b = p >= kk
+            j = p - kk if part_b else p
+            moff = -lo if part_b else kk - lo
+            k = predecessor_indices(
+                nbr, rules, binom, wm, wks[j], bm, bks[j], counts, moff, where, part_b, False
+            )
+            visits += k
+            for i in range(k):
+                w = where[i]
+                old = np.int64(local[w])
+                if old & ldec:
+                    continue
+                nv = ldec | new if level % 2 == 1 else count_down(old, new, LOCAL_VB)
+                local[w] = nv
+                if nv & ldec:
+                    nxt[nn] = w
+                    nn += 1
+        todo, nxt = nxt, todo
+        ncur = nn
+        level += 1
+    # 3. the values into the pair's state (undecided: a draw)
+    gdec = 1 << (2 * vb - 1)
+    dmax = max_decided(vb)
+    top = 0
+    for p in range(n2):
+        s = np.int64(local[p])
+        g = offb + lo + p - kk if p >= kk else offw + lo + p
+        if s & ldec:
+            v = s ^ ldec
+            if v > dmax:
+                return OVERFLOW, 0, 0
+            state[g] = gdec | v
+            top = max(top, v)
+        else:
+            state[g] = 0
+    _merge_flags(lfw, flags_w, foff, lo, lo + kk)
+    _merge_flags(lfb, flags_b, foff, lo, lo + kk)
+    return top, r1 + r2 + r3, visits
+
+
+@njit(cache=True, parallel=True)
+def solve_group(
+    state, offw, offb, vals, offsets, nbr, rules, binom, rev16, counts, kk, configs, vb,
+    flags_w, flags_b, nchunks,
+):  # fmt: skip
+    """The men configurations ``configs`` (of equal advancement, the more advanced ones
+    solved) of the pair at ``offw``/``offb`` in ``state``, in parallel; returns (largest
+    value, :data:`OVERFLOW` if one does not fit the state word; tables read; predecessor
+    visits)."""
+    n = configs.shape[0]
+    nch = min(n, nchunks)
+    out = np.zeros((nch, 3), dtype=np.int64)
+    for c in prange(nch):
+        sc = config_scratch(kk)
+        for i in range(c, n, nch):
+            t, r, v = _solve_config(
+                state, offw, offb, vals, offsets, nbr, rules, binom, rev16, counts, kk,
+                configs[i], vb, flags_w, flags_b, sc,
+            )  # fmt: skip
+            if t == OVERFLOW:
+                out[c, 0] = OVERFLOW
+                break
+            out[c, 0] = max(out[c, 0], t)
+            out[c, 1] += r
+            out[c, 2] += v
+    return out[:, 0].max(), out[:, 1].sum(), out[:, 2].sum()
