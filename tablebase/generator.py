@@ -4,7 +4,9 @@
 hands out: it reads its inputs (the smaller slices its captures and promotions reach) from
 the database directory, solves, and writes one file per slice of the pair, each under a
 temporary name and renamed when complete. A pair whose files exist and verify is skipped,
-so rerunning a build resumes it. The algorithm itself is in :mod:`tablebase.solve`.
+so rerunning a build resumes it. The algorithm itself is in :mod:`tablebase.solve` (the
+passes over the whole pair), :mod:`tablebase.solve_men` (a pair with men, one men
+configuration at a time) and :mod:`tablebase.solve_runs` (king runs).
 """
 
 from __future__ import annotations

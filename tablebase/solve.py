@@ -1,5 +1,9 @@
 """Retrograde solver for one slice and its colour mirror (compiled passes).
 
+These passes run over the whole pair at once. A pair with men and enough king placements
+per men configuration is solved one configuration at a time instead
+(:mod:`tablebase.solve_men`), with this module's pass 1 and the same rules for the levels.
+
 **Values.** A stored value is one byte per position (two where a slice needs distances over
 254 plies, see ``docs/FORMAT.md``): ``0`` draw, otherwise ``dtw + 1`` where ``dtw`` is the
 distance-to-win in plies for the side to move. Wins have an odd ``dtw`` (even byte), losses an
