@@ -30,9 +30,10 @@ cache miss into a far configuration; here a configuration's levels run in the ca
 man's step is read once per position in pass 1, from a configuration whose entries lie in
 the same order as the reader's (mostly in cache lines just read).
 
-Used for pairs of two different slices with men, without king runs, and at least
-:data:`MIN_KING_ENTRIES` king placements per configuration (below that the work per
-configuration is too small to pay for its set-up: :func:`applies`). A slice that is its
+Used for pairs of two different slices with men, without king runs, and from
+:data:`MIN_KING_ENTRIES` to :data:`MAX_KING_ENTRIES` king placements per configuration
+(below, the work per configuration is too small to pay for its set-up; above, its words no
+longer stay in the cache: :func:`applies`). A slice that is its
 own mirror keeps the passes over the whole pair: its colour flip swaps configurations.
 """
 
@@ -65,6 +66,12 @@ from tablebase.solve import (
 
 LOCAL_VB = 16  # a configuration's own state words: four bytes, nothing overflows
 MIN_KING_ENTRIES = 32  # king placements per configuration below which the pair is solved whole
+# ... and from which it is solved whole: a configuration's words (8 bytes per king
+# placement) no longer stay in the cache, and its levels, which visit them at random
+# without prefetching, ran slower than the whole pair's batched ones (English, two jobs of
+# one thread: 0411+1104, 850 K placements, 18.3 s against 11.3 s; 0213+1302, 1.7 M,
+# 32.8 s against 27.6 s; 0222+2202, 164 K, 34.3 s against 40.1 s)
+MAX_KING_ENTRIES = 1 << 18
 # both parts: state words, buckets, two lists; and the kings of an entry (both parts')
 SCRATCH_BYTES_PER_KING_ENTRY = 2 * (4 + 4 + 4 + 4) + 16
 MAX_LEVEL = (1 << 16) - 2  # the largest level a configuration's buckets take
@@ -81,7 +88,7 @@ def applies(nsq: int, width: int, counts: np.ndarray, binom: np.ndarray, pair_si
     men configurations (see the module docstring); the caller has ruled out king runs."""
     if pair_size != 2 or counts[0] + counts[2] == 0:
         return False
-    return king_entries(nsq, width, counts, binom) >= MIN_KING_ENTRIES
+    return MIN_KING_ENTRIES <= king_entries(nsq, width, counts, binom) < MAX_KING_ENTRIES
 
 
 def scratch_bytes(nsq: int, width: int, counts: np.ndarray, binom: np.ndarray) -> int:

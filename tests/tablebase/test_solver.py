@@ -15,6 +15,7 @@ from tablebase.rules.position import Position
 from tablebase.rules.variants import ENGLISH, INTERNATIONAL
 from tablebase.slices import Slice, parse_slice
 from tablebase.storage import read_slice, slice_path
+from tests.tablebase.conftest import assert_locally_consistent, lengthened, solved_with_widths
 
 
 @njit(parallel=True)
@@ -70,12 +71,14 @@ CASES = [
 ]
 
 
+@pytest.mark.parametrize("with_men", [True, False])
 @pytest.mark.parametrize("white", [False, True])
 @pytest.mark.parametrize(("variant", "name"), CASES)
-def test_predecessor_indices_are_the_engines_quiet_unmoves(variant, name, white) -> None:
+def test_predecessor_indices_are_the_engines_quiet_unmoves(variant, name, white, with_men) -> None:
     """The solver's in-pair predecessors of a board (white's un-moves with black to move
     on it, black's with white to move) equal the engine's quiet un-moves (un-promotions
-    left out), each indexed as a board of the same slice."""
+    left out; without ``with_men``, the kings' un-moves only), each indexed as a board of
+    the same slice."""
     s = parse_slice(name)
     nsq, width = variant.squares, variant.per_row
     counts = np.array(tuple(s), dtype=np.int64)
@@ -84,8 +87,9 @@ def test_predecessor_indices_are_the_engines_quiet_unmoves(variant, name, white)
     checked = 0
     for wm, wk, bm, bk in _random_positions(variant, s, 400, seed=3):
         m = solve.predecessor_indices(
-            variant.neighbours, variant.rules, BINOM, wm, wk, bm, bk, counts, moff, out, white
-        )
+            variant.neighbours, variant.rules, BINOM, wm, wk, bm, bk, counts, moff, out, white,
+            with_men,
+        )  # fmt: skip
         pos = Position(int(wm), int(wk), int(bm), int(bk), not white, variant)
         expected = []
         for prev, _move in quiet_unmoves(pos, legal_only=False):
@@ -93,10 +97,12 @@ def test_predecessor_indices_are_the_engines_quiet_unmoves(variant, name, white)
             boards = (prev.white_men, prev.white_kings, prev.black_men, prev.black_kings)
             if tuple(b.bit_count() for b in boards) != tuple(s):
                 continue  # an un-promotion: one man more, another slice
+            if not with_men and (prev.white_men, prev.black_men) != (int(wm), int(bm)):
+                continue  # a man's un-move
             expected.append(moff + position_index(nsq, width, *map(np.uint64, boards), BINOM))
         assert sorted(out[:m].tolist()) == sorted(expected)
         checked += m
-    assert checked > 0
+    assert checked > 0 or not (with_men or counts[1 if white else 3])  # the mover has no king
 
 
 @pytest.mark.parametrize(("variant", "name"), [(INTERNATIONAL, "1011"), (ENGLISH, "1110")])
@@ -197,55 +203,7 @@ def test_two_byte_values_equal_one_byte_values(db3_international) -> None:
         assert np.array_equal(
             wide.view(s), read_slice(slice_path(db3_international, s), INTERNATIONAL, s)
         )
-    assert_locally_consistent(pair, wide, deps)
-
-
-def assert_locally_consistent(pair, solution, deps) -> None:
-    """Every entry of the solved International ``pair`` is the value its successors give
-    (read from the solution and from the dependencies ``deps``)."""
-    flat = generator.FlatTables(INTERNATIONAL, (*pair, *deps.where), np.uint16)
-    for s in pair:
-        flat.view(s)[:] = solution.view(s)
-    for d in deps.where:
-        flat.view(d)[:] = deps.view(d)
-    for s in pair:
-        off, size = flat.where[s]
-        bad = solve.verify_range(
-            flat.vals,
-            flat.offsets,
-            INTERNATIONAL.neighbours,
-            INTERNATIONAL.rules,
-            BINOM,
-            REVERSE16,
-            off,
-            np.array(tuple(s), dtype=np.int64),
-            np.arange(size, dtype=np.int64),
-            4,
-        )
-        assert not bad.any()
-
-
-def lengthened(db, pair, plies):
-    """The dependencies of ``pair`` read with two bytes, every decided distance ``plies``
-    longer (an even number: wins stay wins, losses losses)."""
-    deps = generator.dependency_tables(db, INTERNATIONAL, pair)
-    deps.widen()
-    deps.vals[deps.vals > 0] += plies
-    return deps
-
-
-def solved_with_widths(monkeypatch, pair, deps):
-    """The pair solved from ``deps`` (:func:`generator.solve_tables`) and the state word
-    widths it was tried with."""
-    real = generator._solve
-    widths = []
-
-    def spy(variant, pair, deps, threads, vb):
-        widths.append(vb)
-        return real(variant, pair, deps, threads, vb)
-
-    monkeypatch.setattr(generator, "_solve", spy)
-    return generator.solve_tables(INTERNATIONAL, pair, deps, 2), widths
+    assert_locally_consistent(INTERNATIONAL, pair, wide, deps)
 
 
 def test_distances_past_one_byte_stay_in_two_byte_state_words(
@@ -257,14 +215,14 @@ def test_distances_past_one_byte_stay_in_two_byte_state_words(
     values come out two bytes each, equal to those of four-byte state words, and locally
     consistent; 8827559 and before solved it twice."""
     pair = (parse_slice("0201"), parse_slice("0102"))
-    deps = lengthened(db3_international, pair, 300)
-    got, widths = solved_with_widths(monkeypatch, pair, deps)
+    deps = lengthened(db3_international, INTERNATIONAL, pair, 300)
+    got, widths = solved_with_widths(monkeypatch, INTERNATIONAL, pair, deps)
     assert widths == [8]
     assert got.values.dtype == np.uint16 and got.values.max() > 300
     assert got.levels > 255  # values past one byte were set by the level passes too
     wide = generator._solve(INTERNATIONAL, pair, deps, 2, 16)
     np.testing.assert_array_equal(got.values, wide.values)
-    assert_locally_consistent(pair, got, deps)
+    assert_locally_consistent(INTERNATIONAL, pair, got, deps)
 
 
 def test_an_exit_past_one_byte_switches_to_four_byte_state_words(
@@ -274,11 +232,11 @@ def test_an_exit_past_one_byte_switches_to_four_byte_state_words(
     two-byte word: the pair is solved again with four-byte words, and its values are
     locally consistent."""
     pair = (parse_slice("1020"), parse_slice("2010"))
-    deps = lengthened(db3_international, pair, 300)
-    got, widths = solved_with_widths(monkeypatch, pair, deps)
+    deps = lengthened(db3_international, INTERNATIONAL, pair, 300)
+    got, widths = solved_with_widths(monkeypatch, INTERNATIONAL, pair, deps)
     assert widths == [8, 16]
     assert got.values.dtype == np.uint16 and got.values.max() > 300
-    assert_locally_consistent(pair, got, deps)
+    assert_locally_consistent(INTERNATIONAL, pair, got, deps)
 
 
 def test_a_block_is_due_at_its_next_value_or_exit_level() -> None:
