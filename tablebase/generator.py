@@ -142,12 +142,11 @@ def pair_memory(variant: Variant, pair: tuple[Slice, ...], db: Path | None = Non
     (the build graph's estimate, before they exist). A pair solved by men configurations
     adds a configuration's scratch for each of numba's threads (:mod:`tablebase.solve_men`)."""
     deps = pair_dependencies(pair[0])
-    board = _counts(pair[0])
     scratch = 0
-    if variant.king_move_limit == 0 and solve_men.applies(
-        variant.squares, variant.per_row, board, BINOM, len(pair)
-    ):
-        per_thread = solve_men.scratch_bytes(variant.squares, variant.per_row, board, BINOM)
+    if by_men(variant, pair):
+        per_thread = solve_men.scratch_bytes(
+            variant.squares, variant.per_row, _counts(pair[0]), BINOM
+        )
         scratch = per_thread * numba.config.NUMBA_NUM_THREADS
     return scratch + solve.task_memory_bytes(
         sum(s.size(variant) for s in pair),
@@ -296,18 +295,16 @@ def _solve(
             board, level, nchunks, vb, atomic, mode[s],
         )  # fmt: skip
 
-    by_men = not runs and solve_men.applies(
-        variant.squares, variant.per_row, board, BINOM, len(pair)
-    )
+    men = by_men(variant, pair)
     old_chunk = numba.set_parallel_chunksize(1)  # chunks are handed out as threads free up
     try:
         t0 = time.perf_counter()
         top, reads = 0, 0
         level = 1
-        if by_men:  # pass 1 and the levels together, one men configuration at a time
+        if men:  # pass 1 and the levels together, one men configuration at a time
             top, reads = _solve_by_men(variant, pair, deps, state, where, flags, threads, vb)
             level = top + 1  # no level pass over the whole pair is left
-        for s in () if by_men else pair:
+        for s in () if men else pair:
             t, r = init(s)
             top, reads = max(top, int(t)), reads + int(r)
             if top >= solve.OVERFLOW:
@@ -350,6 +347,14 @@ def _solve(
         flags[s] = s_flags
     t2 = time.perf_counter()
     return PairSolution(where, values, reads, level - 1, flags, t1 - t0, t2 - t1)
+
+
+def by_men(variant: Variant, pair: tuple[Slice, ...]) -> bool:
+    """Whether the pair is solved one men configuration at a time (:mod:`tablebase.solve_men`:
+    a variant without king runs, two slices with men, see :func:`tablebase.solve_men.applies`)."""
+    return variant.king_move_limit == 0 and solve_men.applies(
+        variant.squares, variant.per_row, _counts(pair[0]), BINOM, len(pair)
+    )
 
 
 def _solve_by_men(

@@ -23,17 +23,12 @@ from tests.tablebase.conftest import (
 VARIANTS = (ENGLISH, INTERNATIONAL, RUSSIAN, BRAZILIAN)
 
 
-def by_men(variant: Variant, pair) -> bool:
-    board = np.array(tuple(pair[0]), dtype=np.int64)
-    return solve_men.applies(variant.squares, variant.per_row, board, BINOM, len(pair))
-
-
 def solved_whole(monkeypatch, variant, pair, deps, vb=None):
     """The pair solved by the passes over the whole pair (the configurations' solver
     switched off)."""
     with monkeypatch.context() as m:
         m.setattr(solve_men, "MIN_KING_ENTRIES", 1 << 62)
-        assert not by_men(variant, pair)
+        assert not generator.by_men(variant, pair)
         if vb is None:
             return generator.solve_tables(variant, pair, deps, 2)
         return generator._solve(variant, pair, deps, 2, vb)
@@ -61,7 +56,7 @@ def test_every_pair_by_men_equals_the_whole_pair_solve(dbs, monkeypatch, variant
     same dependencies, and are locally consistent."""
     from tablebase.storage import read_slice, slice_path
 
-    pairs = [p for p in build_pairs(4) if sum(tuple(p[0])) >= 3 and by_men(variant, p)]
+    pairs = [p for p in build_pairs(4) if sum(tuple(p[0])) >= 3 and generator.by_men(variant, p)]
     assert len(pairs) >= 4
     db = dbs(variant)
     for pair in pairs:
@@ -84,7 +79,7 @@ def test_long_exits_stay_in_two_byte_words(dbs, monkeypatch) -> None:
     words are four bytes, so the pair is solved once, its values two bytes each, equal to
     the four-byte solve of the whole pair and locally consistent."""
     pair = (parse_slice("0111"), parse_slice("1101"))
-    assert by_men(ENGLISH, pair)
+    assert generator.by_men(ENGLISH, pair)
     deps = lengthened(dbs(ENGLISH), ENGLISH, pair, 300)
     got, widths = solved_with_widths(monkeypatch, ENGLISH, pair, deps)
     assert widths == [8]
