@@ -23,12 +23,12 @@ advancement in parallel, each completely before any configuration that reaches i
    (an undecided word is a draw).
 
 The distances are those of the passes over the whole pair, by the same rules in the same
-order of levels (``tests/tablebase/test_solve_men.py`` compares both on every pair they
-share up to five pieces). What it saves: the whole pair's level passes read blocks of the
-state to find their work at each of up to 255 levels, and visit every man's un-move, a
-cache miss into a far configuration; here a configuration's levels run in the cache, and a
-man's step is read once per position in pass 1, from a configuration whose entries lie in
-the same order as the reader's (mostly in cache lines just read).
+order of levels (``tests/tablebase/test_solve_men.py`` compares both on every pair of
+three and four pieces they share, in four variants). What it saves: the whole pair's level
+passes read blocks of the state to find their work at each of up to 255 levels, and visit
+every man's un-move, a cache miss into a far configuration; here a configuration's levels
+run in the cache, and a man's step is read once per position, from a configuration whose
+entries lie in the same order as the reader's (mostly in cache lines just read).
 
 Used for pairs of two different slices with men, without king runs, and from
 :data:`MIN_KING_ENTRIES` to :data:`MAX_KING_ENTRIES` king placements per configuration
