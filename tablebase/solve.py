@@ -519,20 +519,18 @@ def predecessor_indices(
             to = lowest_square(kings)
             kings &= kings - mg.ONE
             rest = group ^ (mg.ONE << np.uint64(to))
-            for d in range(4):
-                f = nbr[to, d]
-                while f >= 0 and (empty >> np.uint64(f)) & mg.ONE:
-                    moved = rest | (mg.ONE << np.uint64(f))
-                    if white:
-                        out[m] = moff + index_with_men(
-                            nsq, width, r_men, men, moved, bk, nwm, nwk, nbm, nbk, binom
-                        )
-                    else:
-                        out[m] = moff + base + rank_among_free(moved, men | wk, binom)
-                    m += 1
-                    if not flying:
-                        break
-                    f = nbr[f, d]
+            came = mg.king_reach(width, flying, to, empty)
+            while came:
+                f = lowest_square(came)
+                came &= came - mg.ONE
+                moved = rest | (mg.ONE << np.uint64(f))
+                if white:
+                    out[m] = moff + index_with_men(
+                        nsq, width, r_men, men, moved, bk, nwm, nwk, nbm, nbk, binom
+                    )
+                else:
+                    out[m] = moff + base + rank_among_free(moved, men | wk, binom)
+                m += 1
     if not with_men:
         return m
     men = wm if white else bm

@@ -153,8 +153,8 @@ def config_scratch(kk):
         np.zeros(nflag, dtype=np.uint8),
         np.empty(n2, dtype=np.int32),
         np.empty(MAX_LEVEL + 2, dtype=np.int64),
-        np.empty(n2, dtype=np.int32),
-        np.empty(n2, dtype=np.int32),
+        np.empty(n2 + 1, dtype=np.int32),
+        np.empty(n2 + 1, dtype=np.int32),
         np.empty(UNMOVE_ROWS, dtype=np.int64),
         np.empty(kk, dtype=np.uint64),
         np.empty(kk, dtype=np.uint64),
@@ -271,6 +271,36 @@ def _men_steps(
     return reads
 
 
+@njit(cache=True, inline="always")
+def _update_local(local, where, k, nxt, nn, level):
+    """The predecessors ``where[:k]`` (in ``local``) of a position of value ``level``: wins
+    at ``level + 1`` if it is a loss, else each undecided one a move fewer not known to lose
+    (:func:`tablebase.solve.count_down`); those set are appended to ``nxt`` from ``nn`` on
+    (it has room for one more than it can hold). Without branches on the words, which the
+    cache holds but whose states no branch predictor guesses: every word is stored back,
+    changed or not, and every index written past the list's end; returns the new end."""
+    ldec = np.int64(1) << (2 * LOCAL_VB - 1)
+    new = level + 1
+    if level % 2 == 1:  # predecessors of a loss are wins
+        for i in range(k):
+            w = where[i]
+            old = np.int64(local[w])
+            open_ = (old & ldec) == 0
+            local[w] = ldec | new if open_ else old
+            nxt[nn] = w
+            nn += np.int64(open_)
+        return nn
+    for i in range(k):
+        w = where[i]
+        old = np.int64(local[w])
+        nv = count_down(old, new, LOCAL_VB)
+        set_ = ((old & ldec) == 0) & ((nv & ldec) != 0)
+        local[w] = old if old & ldec else nv
+        nxt[nn] = w
+        nn += np.int64(set_)
+    return nn
+
+
 @njit(cache=True)
 def _solve_config(
     state, offw, offb, vals, offsets, nbr, rules, binom, rev16, counts, kk, r_men, vb,
@@ -328,22 +358,22 @@ def _solve_config(
     # 2. levels: the words with work of their own at a level, in buckets by level (an
     # exit's event tagged with a 1 bit), then the positions set at the level before
     maxlev = 0
-    for p in range(n2):
-        maxlev = max(maxlev, _event_level(np.int64(local[p]), ldec, vmask))
+    for p in range(n2):  # each word's level, kept in the list not yet in use
+        lv = _event_level(np.int64(local[p]), ldec, vmask)
+        todo[p] = min(lv, MAX_LEVEL + 1)
+        maxlev = max(maxlev, lv)
     if maxlev > MAX_LEVEL:
         return OVERFLOW, 0, 0
     cnt[: maxlev + 2] = 0
     for p in range(n2):
-        lv = _event_level(np.int64(local[p]), ldec, vmask)
-        if lv > 0:
-            cnt[lv + 1] += 1
+        cnt[todo[p] + 1] += 1
+    cnt[1] = 0  # level 0: no work of its own
     for lv in range(maxlev + 1):
         cnt[lv + 1] += cnt[lv]
     for p in range(n2):
-        s = np.int64(local[p])
-        lv = _event_level(s, ldec, vmask)
+        lv = todo[p]
         if lv > 0:
-            ev[cnt[lv]] = 2 * p + (0 if s & ldec else 1)
+            ev[cnt[lv]] = 2 * p + (0 if local[p] & ldec else 1)
             cnt[lv] += 1
     # now the bucket of level L is ev[cnt[L - 1]:cnt[L]]
     visits = 0
@@ -375,16 +405,7 @@ def _solve_config(
                 nbr, rules, binom, wm, wks[j], bm, bks[j], counts, moff, where, part_b, False
             )
             visits += k
-            for i in range(k):
-                w = where[i]
-                old = np.int64(local[w])
-                if old & ldec:
-                    continue
-                nv = ldec | new if level % 2 == 1 else count_down(old, new, LOCAL_VB)
-                local[w] = nv
-                if nv & ldec:
-                    nxt[nn] = w
-                    nn += 1
+            nn = _update_local(local, where, k, nxt, nn, level)
         todo, nxt = nxt, todo
         ncur = nn
         level += 1

@@ -167,6 +167,27 @@ def _step_straight(b, width, d):
 
 
 @njit(cache=True, inline="always")
+def king_reach(width, flying, sq, empty):
+    """The squares of ``empty`` a king on ``sq`` reaches by a quiet move (and so the squares
+    a king now on ``sq`` may have come from): one step each way, or every square up to the
+    first piece in its way for a flying king. A bitboard, so that callers loop over its
+    squares instead of branching on each way."""
+    tb = bit(sq)
+    if not flying:
+        around = _step(tb, width, 0) | _step(tb, width, 1)
+        return (around | _step(tb, width, 2) | _step(tb, width, 3)) & empty
+    occupied = ~empty
+    out = ZERO
+    for d in range(4):
+        span = RAYS[width, sq, d]
+        t = _first_on_ray(width, sq, d, occupied)
+        if t >= 0:
+            span &= ~(RAYS[width, t, d] | bit(t))
+        out |= span
+    return out
+
+
+@njit(cache=True, inline="always")
 def king_quiet_count(rules, kings, empty):
     """Number of quiet moves of the kings on ``kings`` onto squares of ``empty``: one step
     each way, or every square up to the first piece in its way for flying kings (counted
@@ -177,16 +198,10 @@ def king_quiet_count(rules, kings, empty):
         for d in range(4):
             n += popcount(_step(kings, width, d) & empty)
         return n
-    occupied = ~empty
     while kings:
         sq = _lowest(kings)
         kings &= kings - ONE
-        for d in range(4):
-            span = RAYS[width, sq, d]
-            t = _first_on_ray(width, sq, d, occupied)
-            if t >= 0:
-                span &= ~(RAYS[width, t, d] | bit(t))
-            n += popcount(span)
+        n += popcount(king_reach(width, True, sq, empty))
     return n
 
 
