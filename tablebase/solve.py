@@ -367,14 +367,17 @@ def init_scratch():
 @kernel
 def _init_range(
     state, soff, vals, offsets, nbr, rules, binom, rev16, lo, hi, counts, vb, flags, flip,
-    scratch, foff,
+    scratch, foff, wks, bks, wm0, bm0,
 ):  # fmt: skip
     """Pass 1 over entries ``lo..hi`` of one part of the pair (boards of ``counts``; if
     ``flip``, each board with black to move, solved as its colour flip); returns (top
     value, :data:`OVERFLOW` if a value does not fit the state word, table reads). Sets bit
     ``idx - foff`` (``foff`` a multiple of 8) of ``flags`` for entries that are not positions
     or have a capture pending (the entries the compact WDL part need not store).
-    ``scratch``: :func:`init_scratch`.
+    ``scratch``: :func:`init_scratch`. The boards are decoded from the entries, or, if
+    ``wks`` is not empty, are the men ``wm0``, ``bm0`` with the kings ``wks[idx - lo]``,
+    ``bks[idx - lo]`` (one men configuration, :mod:`tablebase.solve_men`, whose boards are
+    all positions).
 
     A position that reads solved tables (a capture pending, or promotions) has the places of
     those reads computed and prefetched, then waits in a queue of :data:`PENDING` positions
@@ -385,18 +388,33 @@ def _init_range(
     succ, ws, cur, boards, free1, free2, where, starts, pend, inside = scratch
     npend = 0
     m = 0  # places queued
-    cursor_start(lo, nsq, width, counts, binom, cur)
-    cursor_boards(nsq, width, counts, cur, 0, boards, free1, free2)
+    given = wks.shape[0] > 0
+    if given:  # the men, flipped once
+        fwm, fbm = reverse_board(bm0, nsq, rev16), reverse_board(wm0, nsq, rev16)
+    else:
+        cursor_start(lo, nsq, width, counts, binom, cur)
+        cursor_boards(nsq, width, counts, cur, 0, boards, free1, free2)
     top = 0
     reads = 0
     for idx in range(lo, hi):
-        if idx > lo:
-            changed = cursor_next(nsq, width, counts, cur)
-            cursor_boards(nsq, width, counts, cur, changed, boards, free1, free2)
-        if boards[4] == 0:
-            state[soff + idx] = dec  # not a position: a decided draw nobody reads
-            flags[(idx - foff) >> 3] |= np.uint8(1 << (idx & 7))
-            continue
+        if given:
+            j = idx - lo
+            if flip:
+                wm, bm = fwm, fbm
+                wk, bk = reverse_board(bks[j], nsq, rev16), reverse_board(wks[j], nsq, rev16)
+            else:
+                wm, wk, bm, bk = wm0, wks[j], bm0, bks[j]
+        else:
+            if idx > lo:
+                changed = cursor_next(nsq, width, counts, cur)
+                cursor_boards(nsq, width, counts, cur, changed, boards, free1, free2)
+            if boards[4] == 0:
+                state[soff + idx] = dec  # not a position: a decided draw nobody reads
+                flags[(idx - foff) >> 3] |= np.uint8(1 << (idx & 7))
+                continue
+            wm, wk, bm, bk = boards[0], boards[1], boards[2], boards[3]
+            if flip:
+                wm, wk, bm, bk = flip_board(nsq, rev16, wm, wk, bm, bk)
         if npend == PENDING or m > PENDING_PLACES - mg.MAX_MOVES:
             starts[npend] = m
             top = _resolve(state, soff, vals, where, starts, pend, inside, npend, vb, top)
@@ -404,9 +422,6 @@ def _init_range(
                 return top, reads
             npend = 0
             m = 0
-        wm, wk, bm, bk = boards[0], boards[1], boards[2], boards[3]
-        if flip:
-            wm, wk, bm, bk = flip_board(nsq, rev16, wm, wk, bm, bk)
         n = mg.capture_successors(nbr, rules, True, wm, wk, bm, bk, succ, ws)
         if n:
             flags[(idx - foff) >> 3] |= np.uint8(1 << (idx & 7))
@@ -467,9 +482,10 @@ def init_slice(
         a = lo + c * step
         b = min(hi, a + step)
         if a < b:
+            none = np.empty(0, dtype=np.uint64)
             t, r = _init_range(
                 state, soff, vals, offsets, nbr, rules, binom, rev16, a, b, counts, vb, flags,
-                flip, init_scratch(), 0,
+                flip, init_scratch(), 0, none, none, mg.ZERO, mg.ZERO,
             )  # fmt: skip
             out[c, 0] = t
             out[c, 1] = r

@@ -153,8 +153,8 @@ def config_scratch(kk):
         np.zeros(nflag, dtype=np.uint8),
         np.empty(n2, dtype=np.int32),
         np.empty(MAX_LEVEL + 2, dtype=np.int64),
-        np.empty(n2 + 1, dtype=np.int32),
-        np.empty(n2 + 1, dtype=np.int32),
+        np.empty(n2, dtype=np.int32),
+        np.empty(n2, dtype=np.int32),
         np.empty(UNMOVE_ROWS, dtype=np.int64),
         np.empty(kk, dtype=np.uint64),
         np.empty(kk, dtype=np.uint64),
@@ -271,36 +271,6 @@ def _men_steps(
     return reads
 
 
-@njit(cache=True, inline="always")
-def _update_local(local, where, k, nxt, nn, level):
-    """The predecessors ``where[:k]`` (in ``local``) of a position of value ``level``: wins
-    at ``level + 1`` if it is a loss, else each undecided one a move fewer not known to lose
-    (:func:`tablebase.solve.count_down`); those set are appended to ``nxt`` from ``nn`` on
-    (it has room for one more than it can hold). Without branches on the words, which the
-    cache holds but whose states no branch predictor guesses: every word is stored back,
-    changed or not, and every index written past the list's end; returns the new end."""
-    ldec = np.int64(1) << (2 * LOCAL_VB - 1)
-    new = level + 1
-    if level % 2 == 1:  # predecessors of a loss are wins
-        for i in range(k):
-            w = where[i]
-            old = np.int64(local[w])
-            open_ = (old & ldec) == 0
-            local[w] = ldec | new if open_ else old
-            nxt[nn] = w
-            nn += np.int64(open_)
-        return nn
-    for i in range(k):
-        w = where[i]
-        old = np.int64(local[w])
-        nv = count_down(old, new, LOCAL_VB)
-        set_ = ((old & ldec) == 0) & ((nv & ldec) != 0)
-        local[w] = old if old & ldec else nv
-        nxt[nn] = w
-        nn += np.int64(set_)
-    return nn
-
-
 @njit(cache=True)
 def _solve_config(
     state, offw, offb, vals, offsets, nbr, rules, binom, rev16, counts, kk, r_men, vb,
@@ -318,36 +288,40 @@ def _solve_config(
     n2 = 2 * kk
     ldec = 1 << (2 * LOCAL_VB - 1)
     vmask = (1 << LOCAL_VB) - 1
-    # 1. pass 1 over both parts, every quiet move counted inside (as for the whole pair)
-    t, r1 = _init_range(
-        local, -lo, vals, offsets, nbr, rules, binom, rev16, lo, lo + kk, counts, LOCAL_VB,
-        lfw, False, init_sc, foff,
-    )  # fmt: skip
-    if t == OVERFLOW:
-        return OVERFLOW, 0, 0
-    t, r2 = _init_range(
-        local, kk - lo, vals, offsets, nbr, rules, binom, rev16, lo, lo + kk, counts,
-        LOCAL_VB, lfb, True, init_sc, foff,
-    )  # fmt: skip
-    if t == OVERFLOW:
-        return OVERFLOW, 0, 0
     # the configuration's boards (its men, and its kings by entry): decoded once, in order
     cur, boards, free1, free2 = init_sc[2], init_sc[3], init_sc[4], init_sc[5]
     cursor_start(lo, nsq, width, counts, binom, cur)
     cursor_boards(nsq, width, counts, cur, 0, boards, free1, free2)
     wm, bm = boards[0], boards[2]
-    if wm & bm:  # not positions: decided draws, nothing to expand
+    if wm & bm:  # not positions: decided draws, nothing to expand, no stored WDL code
         for p in range(n2):
             state[offb + lo + p - kk if p >= kk else offw + lo + p] = 1 << (2 * vb - 1)
+        for idx in range(lo, lo + kk):
+            bit = np.uint8(1 << (idx & 7))
+            lfw[(idx - foff) >> 3] |= bit
+            lfb[(idx - foff) >> 3] |= bit
         _merge_flags(lfw, flags_w, foff, lo, lo + kk)
         _merge_flags(lfb, flags_b, foff, lo, lo + kk)
-        return 0, r1 + r2, 0
+        return 0, 0, 0
     for j in range(kk):
         if j > 0:
             ch = cursor_next(nsq, width, counts, cur)
             cursor_boards(nsq, width, counts, cur, ch, boards, free1, free2)
         wks[j] = boards[1]
         bks[j] = boards[3]
+    # 1. pass 1 over both parts, every quiet move counted inside (as for the whole pair)
+    t, r1 = _init_range(
+        local, -lo, vals, offsets, nbr, rules, binom, rev16, lo, lo + kk, counts, LOCAL_VB,
+        lfw, False, init_sc, foff, wks, bks, wm, bm,
+    )  # fmt: skip
+    if t == OVERFLOW:
+        return OVERFLOW, 0, 0
+    t, r2 = _init_range(
+        local, kk - lo, vals, offsets, nbr, rules, binom, rev16, lo, lo + kk, counts,
+        LOCAL_VB, lfb, True, init_sc, foff, wks, bks, wm, bm,
+    )  # fmt: skip
+    if t == OVERFLOW:
+        return OVERFLOW, 0, 0
     # the men's steps: from counted moves to exits, read from the configurations they reach
     r3 = _men_steps(
         local, 0, state, offb, vb, nsq, width, nbr, binom, counts, wm, bm, wks, bks, True
@@ -405,7 +379,16 @@ def _solve_config(
                 nbr, rules, binom, wm, wks[j], bm, bks[j], counts, moff, where, part_b, False
             )
             visits += k
-            nn = _update_local(local, where, k, nxt, nn, level)
+            for i in range(k):
+                w = where[i]
+                old = np.int64(local[w])
+                if old & ldec:
+                    continue
+                nv = ldec | new if level % 2 == 1 else count_down(old, new, LOCAL_VB)
+                local[w] = nv
+                if nv & ldec:
+                    nxt[nn] = w
+                    nn += 1
         todo, nxt = nxt, todo
         ncur = nn
         level += 1
