@@ -144,9 +144,7 @@ def pair_memory(variant: Variant, pair: tuple[Slice, ...], db: Path | None = Non
     deps = pair_dependencies(pair[0])
     scratch = 0
     if by_men(variant, pair):
-        per_thread = solve_men.scratch_bytes(
-            variant.squares, variant.per_row, _counts(pair[0]), BINOM
-        )
+        per_thread = solve_men.scratch_bytes(variant.squares, _counts(pair[0]), BINOM)
         scratch = per_thread * numba.config.NUMBA_NUM_THREADS
     return scratch + solve.task_memory_bytes(
         sum(s.size(variant) for s in pair),
@@ -353,7 +351,7 @@ def by_men(variant: Variant, pair: tuple[Slice, ...]) -> bool:
     """Whether the pair is solved one men configuration at a time (:mod:`tablebase.solve_men`:
     a variant without king runs, two slices with men, see :func:`tablebase.solve_men.applies`)."""
     return variant.king_move_limit == 0 and solve_men.applies(
-        variant.squares, variant.per_row, _counts(pair[0]), BINOM, len(pair)
+        variant.squares, _counts(pair[0]), BINOM, len(pair)
     )
 
 
@@ -372,7 +370,7 @@ def _solve_by_men(
     board = _counts(pair[0])
     nsq, width = variant.squares, variant.per_row
     order, groups = solve_men.config_order(nsq, width, board, BINOM)
-    kk = solve_men.king_entries(nsq, width, board, BINOM)
+    kk = solve_men.king_entries(nsq, board, BINOM)
     top = reads = 0
     for g in range(len(groups) - 1):
         n = pass_threads(threads)

@@ -77,23 +77,23 @@ SCRATCH_BYTES_PER_KING_ENTRY = 2 * (4 + 4 + 4 + 4) + 16
 MAX_LEVEL = (1 << 16) - 2  # the largest level a configuration's buckets take
 
 
-def king_entries(nsq: int, width: int, counts: np.ndarray, binom: np.ndarray) -> int:
+def king_entries(nsq: int, counts: np.ndarray, binom: np.ndarray) -> int:
     """Entries of one men configuration in one part of the pair: its kings' placements."""
     free = nsq - int(counts[0]) - int(counts[2])
     return int(binom[free, counts[1]] * binom[free - counts[1], counts[3]])
 
 
-def applies(nsq: int, width: int, counts: np.ndarray, binom: np.ndarray, pair_size: int) -> bool:
+def applies(nsq: int, counts: np.ndarray, binom: np.ndarray, pair_size: int) -> bool:
     """Whether a pair of two slices of ``counts`` (the first slice's pieces) is solved by
     men configurations (see the module docstring); the caller has ruled out king runs."""
     if pair_size != 2 or counts[0] + counts[2] == 0:
         return False
-    return MIN_KING_ENTRIES <= king_entries(nsq, width, counts, binom) < MAX_KING_ENTRIES
+    return MIN_KING_ENTRIES <= king_entries(nsq, counts, binom) < MAX_KING_ENTRIES
 
 
-def scratch_bytes(nsq: int, width: int, counts: np.ndarray, binom: np.ndarray) -> int:
+def scratch_bytes(nsq: int, counts: np.ndarray, binom: np.ndarray) -> int:
     """Memory one thread's configuration scratch takes (:func:`config_scratch`)."""
-    return SCRATCH_BYTES_PER_KING_ENTRY * king_entries(nsq, width, counts, binom) + (1 << 20)
+    return SCRATCH_BYTES_PER_KING_ENTRY * king_entries(nsq, counts, binom) + (1 << 20)
 
 
 @njit(cache=True)
