@@ -293,13 +293,16 @@ def _solve_config(
     cursor_start(lo, nsq, width, counts, binom, cur)
     cursor_boards(nsq, width, counts, cur, 0, boards, free1, free2)
     wm, bm = boards[0], boards[2]
-    if wm & bm:  # not positions: decided draws, nothing to expand, no stored WDL code
+    if wm & bm:  # not positions: pass 1 over the decoded entries flags them (no stored
+        # WDL code); decided draws, nothing to expand
+        for part_b in (False, True):
+            _init_range(
+                local, kk - lo if part_b else -lo, vals, offsets, nbr, rules, binom, rev16, lo,
+                lo + kk, counts, LOCAL_VB, lfb if part_b else lfw, part_b, init_sc, foff,
+                wks[:0], bks[:0], wm, bm,
+            )  # fmt: skip
         for p in range(n2):
             state[offb + lo + p - kk if p >= kk else offw + lo + p] = 1 << (2 * vb - 1)
-        for idx in range(lo, lo + kk):
-            bit = np.uint8(1 << (idx & 7))
-            lfw[(idx - foff) >> 3] |= bit
-            lfb[(idx - foff) >> 3] |= bit
         _merge_flags(lfw, flags_w, foff, lo, lo + kk)
         _merge_flags(lfb, flags_b, foff, lo, lo + kk)
         return 0, 0, 0
