@@ -917,45 +917,56 @@ def to_file_order(part, out, part_flags, out_flags, nsq, width, counts, binom, r
                     out_flags[j >> 3] |= bit
 
 
+@njit(cache=True, inline="always")
+def _count_value(v, wins, losses, top):
+    """The counts of :func:`value_counts` with one more value ``v`` (0 for an entry that is
+    not a position), without a branch."""
+    odd = v & 1
+    return wins + ((v != 0) & (odd == 0)), losses + odd, max(top, v * (1 - odd))
+
+
 @njit(cache=True, parallel=True)
 def value_counts(values, valid, per):
     """``(positions, wins, losses, largest win value, first entry holding it)`` of a solved
     slice, over its valid entries (``valid`` per board, ``per`` entries per board: the run
     states), without temporary arrays beyond a few counts per block of boards, the blocks
-    counted in parallel."""
+    counted in parallel. The counts and the largest win are taken without a branch per
+    entry (wins and losses alternate in no pattern), then the first entry holding the
+    largest win is looked for in the first block that has it."""
     boards = valid.shape[0]
     nblocks = min(boards, 256)
-    counts = np.zeros((max(nblocks, 1), 5), dtype=np.int64)  # positions wins losses top first
+    counts = np.zeros((max(nblocks, 1), 4), dtype=np.int64)  # positions wins losses top
     for b in prange(nblocks):
         positions = wins = losses = 0
         top = 0
-        first = -1
-        for board in range(b * boards // nblocks, (b + 1) * boards // nblocks):
-            if not valid[board]:
-                continue
-            positions += per
+        b0, b1 = b * boards // nblocks, (b + 1) * boards // nblocks
+        if per == 1:  # one flat loop, which the compiler vectorises
+            for i in range(b0, b1):
+                ok = np.int64(valid[i])
+                positions += ok
+                wins, losses, top = _count_value(np.int64(values[i]) * ok, wins, losses, top)
+        for board in range(b0, b1 if per > 1 else b0):
+            ok = np.int64(valid[board])
+            positions += per * ok
             for i in range(board * per, (board + 1) * per):
-                v = np.int64(values[i])
-                if v == 0:
-                    continue
-                if v % 2 == 0:
-                    wins += 1
-                    if v > top:
-                        top = v
-                        first = i
-                else:
-                    losses += 1
+                wins, losses, top = _count_value(np.int64(values[i]) * ok, wins, losses, top)
         counts[b, 0] = positions
         counts[b, 1] = wins
         counts[b, 2] = losses
         counts[b, 3] = top
-        counts[b, 4] = first
-    top = 0
+    top = counts[:, 3].max()
     first = -1
-    for b in range(nblocks):  # in entry order: the first entry of the largest value wins
-        if counts[b, 3] > top:
-            top = counts[b, 3]
-            first = counts[b, 4]
+    for b in range(nblocks if top > 0 else 0):  # in entry order: the first entry wins
+        if counts[b, 3] == top:
+            for board in range(b * boards // nblocks, (b + 1) * boards // nblocks):
+                if valid[board]:
+                    for i in range(board * per, (board + 1) * per):
+                        if values[i] == top:
+                            first = i
+                            break
+                if first >= 0:
+                    break
+            break
     return counts[:, 0].sum(), counts[:, 1].sum(), counts[:, 2].sum(), top, first
 
 

@@ -65,7 +65,11 @@ from tablebase.solve import (
 )
 
 LOCAL_VB = 16  # a configuration's own state words: four bytes, nothing overflows
-MIN_KING_ENTRIES = 32  # king placements per configuration below which the pair is solved whole
+# King placements per configuration below which the pair is solved whole: a configuration
+# of one (English 2040+4020, men only) costs its set-up for two entries, 14.7 s by men
+# against 6.4 s whole; one king of either side (26 to 29 placements in English) is faster
+# by men (1140+4011: 6.8 s against 10.7 s; 2130+3021: 13.3 s against 15.6 s; one thread)
+MIN_KING_ENTRIES = 16
 # ... and from which it is solved whole: a configuration's words (8 bytes per king
 # placement) no longer stay in the cache, and its levels, which visit them at random
 # without prefetching, ran slower than the whole pair's batched ones (English, two jobs of

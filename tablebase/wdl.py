@@ -294,10 +294,14 @@ def pack_filled(values, unstored, block=PACK_BLOCK):
             prev = last[b]
     for b in prange(nblocks):
         prev = carry[b]
-        for i in range(b * block, min(n, (b + 1) * block)):
-            if not (unstored[i >> 3] >> (i & 7)) & 1:
-                prev = wdl_code(values[i])
-            out[i >> 2] |= np.uint8(prev << (2 * (i & 3)))
+        i1 = min(n, (b + 1) * block)
+        for k in range(b * block >> 2, (i1 + 3) >> 2):  # a byte of four codes at a time
+            byte = 0
+            for i in range(4 * k, min(i1, 4 * k + 4)):
+                stored = 1 - ((np.int64(unstored[i >> 3]) >> (i & 7)) & 1)
+                prev += (wdl_code(values[i]) - prev) * stored  # kept where not stored
+                byte |= prev << (2 * (i & 3))
+            out[k] = np.uint8(byte)
     return out
 
 
