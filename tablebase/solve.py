@@ -945,28 +945,27 @@ def value_counts(values, valid, per):
                 ok = np.int64(valid[i])
                 positions += ok
                 wins, losses, top = _count_value(np.int64(values[i]) * ok, wins, losses, top)
-        for board in range(b0, b1 if per > 1 else b0):
-            ok = np.int64(valid[board])
-            positions += per * ok
-            for i in range(board * per, (board + 1) * per):
-                wins, losses, top = _count_value(np.int64(values[i]) * ok, wins, losses, top)
+        else:
+            for board in range(b0, b1):
+                ok = np.int64(valid[board])
+                positions += per * ok
+                for i in range(board * per, (board + 1) * per):
+                    v = np.int64(values[i]) * ok
+                    wins, losses, top = _count_value(v, wins, losses, top)
         counts[b, 0] = positions
         counts[b, 1] = wins
         counts[b, 2] = losses
         counts[b, 3] = top
     top = counts[:, 3].max()
     first = -1
-    for b in range(nblocks if top > 0 else 0):  # in entry order: the first entry wins
-        if counts[b, 3] == top:
-            for board in range(b * boards // nblocks, (b + 1) * boards // nblocks):
-                if valid[board]:
-                    for i in range(board * per, (board + 1) * per):
-                        if values[i] == top:
-                            first = i
-                            break
-                if first >= 0:
-                    break
-            break
+    if top > 0:
+        b = 0
+        while counts[b, 3] < top:  # the first block holding the largest win
+            b += 1
+        for i in range(b * boards // nblocks * per, (b + 1) * boards // nblocks * per):
+            if valid[i // per] and values[i] == top:  # its first entry
+                first = i
+                break
     return counts[:, 0].sum(), counts[:, 1].sum(), counts[:, 2].sum(), top, first
 
 
