@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from tablebase.rules.bits import lowest_square, popcount, reversed_bits
+from tablebase.rules.bits import deposit, lowest_square, popcount, reversed_bits
 from tablebase.rules.kernel import kernel
 
 INDEX_SCHEME = 1
@@ -145,20 +145,8 @@ def colex_boards(k, n, binom):
 @njit(cache=True, inline="always")
 def _spread(coords, occupied):
     """Map coordinates among the squares not in ``occupied`` back to squares: the x-th
-    free square is x plus the number of occupied squares at or before it."""
-    out = np.uint64(0)
-    while coords:
-        sq = lowest_square(coords)
-        coords &= coords - ONE
-        occ = occupied
-        while occ:
-            o = lowest_square(occ)
-            if o > sq:
-                break
-            occ &= occ - ONE
-            sq += 1
-        out |= ONE << np.uint64(sq)
-    return out
+    free square (:func:`tablebase.rules.bits.deposit`)."""
+    return deposit(coords, ~np.uint64(occupied))
 
 
 @kernel
@@ -192,11 +180,11 @@ def position_from_index(idx, nsq, width, nwm, nwk, nbm, nbk, binom):
 
 
 @njit(cache=True, inline="always")
-def board_prefix(q, nsq, width, nwm, nwk, nbm, binom, free2):
+def board_prefix(q, nsq, width, nwm, nwk, nbm, binom):
     """The men and white kings shared by the entries whose index divided by the number of
     black kings' placements is ``q`` (entries differing only in their black kings):
-    ``(wm, wk, bm)``, and the squares left to black kings, ascending, in ``free2``. For
-    callers that decode many entries in index order (:func:`black_kings_at`)."""
+    ``(wm, wk, bm)``. For callers that decode many entries in index order
+    (:func:`black_kings_at`)."""
     a = nsq - width
     free = nsq - nwm - nbm
     d_wk = binom[free, nwk]
@@ -206,25 +194,14 @@ def board_prefix(q, nsq, width, nwm, nwk, nbm, binom, free2):
     wm = _unrank_colex(q // d_bm, nwm, a, binom) << np.uint64(width)
     bm = _unrank_colex(q % d_bm, nbm, a, binom)
     wk = _spread(_unrank_colex(r_wk, nwk, free, binom), wm | bm)
-    taken = wm | bm | wk
-    k = 0
-    for sq in range(nsq):
-        if not (taken >> np.uint64(sq)) & ONE:
-            free2[k] = sq
-            k += 1
     return wm, wk, bm
 
 
 @njit(cache=True, inline="always")
-def black_kings_at(r_bk, nbk, n, binom, free2):
-    """The black kings of rank ``r_bk`` among the ``n`` squares ``free2[:n]`` left to them
-    (:func:`board_prefix`)."""
-    coords = _unrank_colex(r_bk, nbk, n, binom)
-    bk = np.uint64(0)
-    while coords:
-        bk |= ONE << np.uint64(free2[lowest_square(coords)])
-        coords &= coords - ONE
-    return bk
+def black_kings_at(r_bk, nbk, n, binom, taken):
+    """The black kings of rank ``r_bk`` among the ``n`` squares not in ``taken`` (the men
+    and white kings of :func:`board_prefix`)."""
+    return _spread(_unrank_colex(r_bk, nbk, n, binom), taken)
 
 
 # The former 16-bit reversal table: :func:`reverse_board` no longer reads it, so it is an

@@ -88,7 +88,6 @@ from tablebase.index import (
     cursor_next,
     cursor_start,
     index_of_counted,
-    index_with_men,
     lowest_square,
     men_rank,
     popcount,
@@ -508,10 +507,14 @@ def predecessor_indices(
     the un-promotions (whose predecessors have one man more, in another slice), enumerated
     square by square straight into indices instead of into a buffer of boards. A king's
     un-move leaves the men's part of the index as it was, and a black king's the white
-    kings' too, so those parts are ranked once. Predecessors in which the mover had a
-    capture (so the quiet move was illegal) are included; their state is decided, so the
-    caller skips them. Without ``with_men``, only the kings' un-moves (the men's lead to
-    another men configuration, :mod:`tablebase.solve_men`)."""
+    kings' too, so those parts are ranked once. The moved king's group is ranked once too:
+    where no king of its group lies between the square it stands on and the one it came
+    from, it keeps its place among them, and only its own term of the colex rank changes
+    (a white king's un-move leaves the black kings' rank as it was unless one of them lies
+    between those squares); else the group is ranked anew. Predecessors in which the
+    mover had a capture (so the quiet move was illegal) are included; their state is
+    decided, so the caller skips them. Without ``with_men``, only the kings' un-moves (the
+    men's lead to another men configuration, :mod:`tablebase.solve_men`)."""
     nsq = rules[0]
     width = rules[5]
     flying = rules[1] != 0
@@ -524,28 +527,38 @@ def predecessor_indices(
     m = 0
     if kings:  # a king came from any empty square of its rays (one step if short)
         men = wm | bm
-        r_men = men_rank(nsq, width, wm, bm, nbm, binom)
-        base = 0  # black's un-moves: the men's and white kings' part of the index is shared
-        if not white:
-            free = nsq - nwm - nbm
-            base = (r_men * binom[free, nwk] + rank_among_free(wk, men, binom)) * binom[
-                free - nwk, nbk
-            ]
+        free = nsq - nwm - nbm
+        d_bk = binom[free - nwk, nbk]
+        head = men_rank(nsq, width, wm, bm, nbm, binom) * binom[free, nwk]
+        r_wk = rank_among_free(wk, men, binom)
+        occ = men if white else men | wk  # the squares the group is ranked around
+        r_bk = rank_among_free(bk, men | wk, binom)
+        r_group = r_wk if white else r_bk
         while kings:
             to = lowest_square(kings)
+            tb = mg.ONE << np.uint64(to)
             kings &= kings - mg.ONE
-            rest = group ^ (mg.ONE << np.uint64(to))
+            rest = group ^ tb
+            i = popcount(rest & (tb - mg.ONE)) + 1  # its place among its group, from 1
+            r_rest = r_group - binom[to - popcount(occ & (tb - mg.ONE)), i]
             came = mg.king_reach(width, flying, to, empty)
             while came:
                 f = lowest_square(came)
+                fb = mg.ONE << np.uint64(f)
                 came &= came - mg.ONE
-                moved = rest | (mg.ONE << np.uint64(f))
-                if white:
-                    out[m] = moff + index_with_men(
-                        nsq, width, r_men, men, moved, bk, nwm, nwk, nbm, nbk, binom
-                    )
+                lo_b, hi_b = min(tb, fb), max(tb, fb)
+                between = (hi_b - mg.ONE) & ~((lo_b << mg.ONE) - mg.ONE)
+                if rest & between:
+                    r_new = rank_among_free(rest | fb, occ, binom)
                 else:
-                    out[m] = moff + base + rank_among_free(moved, men | wk, binom)
+                    r_new = r_rest + binom[f - popcount(occ & (fb - mg.ONE)), i]
+                if white:
+                    r_b = r_bk
+                    if bk & between:
+                        r_b = rank_among_free(bk, men | rest | fb, binom)
+                    out[m] = moff + (head + r_new) * d_bk + r_b
+                else:
+                    out[m] = moff + (head + r_wk) * d_bk + r_new
                 m += 1
     if not with_men:
         return m
@@ -670,14 +683,12 @@ def update_if_full(state, where, m, level, vb, atomic, touched, moff, mbo):
 @njit(cache=True)
 def level_scratch(rows):
     """Scratch space of one caller of a ``_level_range`` (a kernel): ``where`` for ``rows``
-    predecessors of one position and a batch, ``hits``, ``dues``, ``expand`` and the
-    squares left to black kings (:func:`tablebase.index.board_prefix`)."""
+    predecessors of one position and a batch, ``hits``, ``dues`` and ``expand``."""
     return (
         np.zeros(rows + VISIT_BATCH, dtype=np.int64),
         np.zeros(WORK_BLOCK, dtype=np.int64),
         np.zeros(DUE_AHEAD, dtype=np.int64),
         np.zeros(STRETCH_ENTRIES, dtype=np.int64),
-        np.zeros(64, dtype=np.int64),
     )
 
 
@@ -793,7 +804,7 @@ def _level_range(
     :func:`level_scratch` of :data:`UNMOVE_ROWS`."""
     nsq = rules[0]
     width = rules[5]
-    where, hits, dues, expand, free2 = scratch
+    where, hits, dues, expand = scratch
     nwm, nwk, nbm, nbk = counts[0], counts[1], counts[2], counts[3]
     nfree = nsq - nwm - nbm - nwk  # squares left to black kings
     d_bk = binom[nfree, nbk]
@@ -812,9 +823,9 @@ def _level_range(
             idx = expand[j]
             if idx < base or idx - base >= d_bk:  # in index order: mostly decoded in part
                 q = idx // d_bk
-                wm, wk, bm = board_prefix(q, nsq, width, nwm, nwk, nbm, binom, free2)
+                wm, wk, bm = board_prefix(q, nsq, width, nwm, nwk, nbm, binom)
                 base = q * d_bk
-            bk = black_kings_at(idx - base, nbk, nfree, binom, free2)
+            bk = black_kings_at(idx - base, nbk, nfree, binom, wm | wk | bm)
             a, b, c, d = wm, wk, bm, bk  # wm, wk, bm serve the next entries too
             if mode == OWN_MIRROR:  # black's un-moves, seen on the flipped board
                 a, b, c, d = flip_board(nsq, rev16, wm, wk, bm, bk)

@@ -380,7 +380,7 @@ def _level_range(
     cw = run_states(limit, counts[0], counts[1])
     cb = run_states(limit, counts[2], counts[3])
     per = cw * cb
-    where, hits, dues, expand, _ = scratch
+    where, hits, dues, expand = scratch
     nset = 0
     visits = 0
     last = -1

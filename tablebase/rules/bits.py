@@ -6,7 +6,9 @@ Bit ``i`` of a ``uint64`` bitboard is PDN square ``i + 1``.
 from __future__ import annotations
 
 import numpy as np
+from llvmlite import ir
 from numba import njit, types
+from numba.core import cgutils
 from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 from numba.extending import intrinsic
 
@@ -58,3 +60,64 @@ def lowest_square(x):
 def highest_square(x):
     """0-based index of the highest set bit of a non-zero bitboard."""
     return np.int64(63 - leading_zeros(np.uint64(x)))
+
+
+def _fast_deposit() -> bool:
+    """Whether the compiled code may use the CPU's parallel bit deposit (BMI2 ``pdep``):
+    the CPU numba compiles for has it, and runs it in one step (AMD's before Zen 3 run it
+    in microcode, a step per bit, slower than the loop of :func:`_deposit_loop`)."""
+    import llvmlite.binding as ll
+    from numba.core import config
+
+    if config.CPU_NAME not in (None, "host"):  # a portable target: no features assumed
+        return False
+    name = ll.get_host_cpu_name()
+    return bool(ll.get_host_cpu_features().get("bmi2")) and not name.startswith(
+        ("znver1", "znver2", "bdver")
+    )
+
+
+FAST_DEPOSIT = _fast_deposit()
+
+
+@intrinsic
+def _pdep(typingctx, x, mask):
+    """The CPU's parallel bit deposit of ``x`` into ``mask`` (``llvm.x86.bmi.pdep.64``)."""
+    if not isinstance(x, types.Integer) or not isinstance(mask, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        i64 = ir.IntType(64)
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(i64, [i64, i64]), "llvm.x86.bmi.pdep.64"
+        )
+        return builder.call(fn, list(args))
+
+    return types.uint64(types.uint64, types.uint64), codegen
+
+
+@njit(cache=True, inline="always")
+def _deposit_pdep(x, mask):
+    return _pdep(np.uint64(x), np.uint64(mask))
+
+
+@njit(cache=True, inline="always")
+def _deposit_loop(x, mask):
+    """:func:`deposit` without the instruction: bit by bit of ``x``, the ``i``-th set bit
+    of ``mask`` found by clearing the lower ones."""
+    x, mask = np.uint64(x), np.uint64(mask)
+    out = np.uint64(0)
+    i = 0
+    while x:
+        j = lowest_square(x)
+        x &= x - np.uint64(1)
+        while i < j:  # skip the set bits of mask below the j-th
+            mask &= mask - np.uint64(1)
+            i += 1
+        out |= mask & (np.uint64(0) - mask)
+    return out
+
+
+# Bit i of x goes to the i-th lowest set bit of mask (x has no more bits than mask): the
+# i-th free square of a board, from a coordinate counted among the free squares.
+deposit = _deposit_pdep if FAST_DEPOSIT else _deposit_loop

@@ -99,3 +99,19 @@ def test_reverse_board_is_the_180_degree_rotation(nsq):
         board = sum(1 << q for q in squares)
         expected = sum(1 << (nsq - 1 - q) for q in squares)
         assert int(reverse_board(np.uint64(board), nsq, REVERSE16)) == expected
+
+
+def test_deposit_puts_each_bit_on_the_free_square_of_its_rank() -> None:
+    """Bit i of x lands on the i-th set bit of the mask, by the instruction (where this
+    CPU runs it) and by the loop alike; checked against a list of the mask's bits."""
+    from tablebase.rules.bits import FAST_DEPOSIT, _deposit_loop, _deposit_pdep
+
+    rng = np.random.default_rng(5)
+    impls = [_deposit_loop] + ([_deposit_pdep] if FAST_DEPOSIT else [])
+    for _ in range(3000):
+        mask = int(rng.integers(0, 1 << 62)) | (int(rng.integers(0, 2)) << 63)
+        squares = [i for i in range(64) if mask >> i & 1]
+        x = int(rng.integers(0, 1 << len(squares))) if 0 < len(squares) < 63 else 0b1011
+        expected = sum(1 << squares[i] for i in range(len(squares)) if x >> i & 1)
+        for f in impls:
+            assert int(f(np.uint64(x), np.uint64(mask))) == expected

@@ -68,6 +68,10 @@ CASES = [
     (ENGLISH, "1111"),
     (ENGLISH, "0212"),
     (ENGLISH, "2020"),
+    (ENGLISH, "0214"),  # kings that pass one another: their group ranked anew
+    (ENGLISH, "0313"),
+    (INTERNATIONAL, "0303"),  # flying kings passing several of their own or the other's
+    (INTERNATIONAL, "1212"),
 ]
 
 
