@@ -351,7 +351,7 @@ def by_men(variant: Variant, pair: tuple[Slice, ...]) -> bool:
     """Whether the pair is solved one men configuration at a time (:mod:`tablebase.solve_men`:
     a variant without king runs, two slices with men, see :func:`tablebase.solve_men.applies`)."""
     return variant.king_move_limit == 0 and solve_men.applies(
-        variant.squares, _counts(pair[0]), BINOM, len(pair)
+        variant.squares, _counts(pair[0]), BINOM, len(pair), variant.flying_kings
     )
 
 

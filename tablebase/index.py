@@ -92,6 +92,17 @@ def men_rank(nsq, width, wm, bm, nbm, binom):
 
 
 @njit(cache=True, inline="always")
+def index_parts(nsq, width, wm, wk, bm, bk, nwm, nwk, nbm, nbk, binom):
+    """The board's index :func:`index_of_counted` in its parts ``(head, r_wk, r_bk)``: the
+    men's part times the white kings' placements, the white kings' rank among the squares
+    free of men, the black kings' among those free of men and white kings; the index is
+    ``(head + r_wk) * binom[nsq - nwm - nbm - nwk, nbk] + r_bk``."""
+    men = wm | bm
+    head = men_rank(nsq, width, wm, bm, nbm, binom) * binom[nsq - nwm - nbm, nwk]
+    return head, rank_among_free(wk, men, binom), rank_among_free(bk, men | wk, binom)
+
+
+@njit(cache=True, inline="always")
 def index_with_men(nsq, width, r_men, men, wk, bk, nwm, nwk, nbm, nbk, binom):
     """:func:`index_of_counted` from the men's rank :func:`men_rank` and the men's squares."""
     free = nsq - nwm - nbm

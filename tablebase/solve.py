@@ -88,8 +88,8 @@ from tablebase.index import (
     cursor_next,
     cursor_start,
     index_of_counted,
+    index_parts,
     lowest_square,
-    men_rank,
     popcount,
     position_from_index,
     position_index,
@@ -496,7 +496,7 @@ def init_slice(
 
 @njit(cache=True, inline="always")
 def predecessor_indices(
-    nbr, rules, binom, wm, wk, bm, bk, counts, moff, out, white, with_men
+    nbr, rules, binom, wm, wk, bm, bk, counts, moff, out, white, with_men, head, r_wk, r_bk
 ):  # fmt: skip
     """Indices (``moff`` + board index, ``counts`` the board's pieces) of the boards from
     which one of ``white``'s pieces (white's if true, else black's) came to this board by a
@@ -505,9 +505,10 @@ def predecessor_indices(
 
     These are the quiet un-moves of :func:`tablebase.rules.movegen.quiet_unmoves` without
     the un-promotions (whose predecessors have one man more, in another slice), enumerated
-    square by square straight into indices instead of into a buffer of boards. A king's
-    un-move leaves the men's part of the index as it was, and a black king's the white
-    kings' too, so those parts are ranked once. The moved king's group is ranked once too:
+    square by square straight into indices instead of into a buffer of boards. The board's
+    own index, in its parts ``head``, ``r_wk`` and ``r_bk`` (:func:`index_parts`), comes
+    from the caller, who decoded the board from it. A king's un-move leaves the men's part
+    of the index as it was, and a black king's the white kings' too. The moved king's group:
     where no king of its group lies between the square it stands on and the one it came
     from, it keeps its place among them, and only its own term of the colex rank changes
     (a white king's un-move leaves the black kings' rank as it was unless one of them lies
@@ -527,12 +528,8 @@ def predecessor_indices(
     m = 0
     if kings:  # a king came from any empty square of its rays (one step if short)
         men = wm | bm
-        free = nsq - nwm - nbm
-        d_bk = binom[free - nwk, nbk]
-        head = men_rank(nsq, width, wm, bm, nbm, binom) * binom[free, nwk]
-        r_wk = rank_among_free(wk, men, binom)
+        d_bk = binom[nsq - nwm - nbm - nwk, nbk]
         occ = men if white else men | wk  # the squares the group is ranked around
-        r_bk = rank_among_free(bk, men | wk, binom)
         r_group = r_wk if white else r_bk
         while kings:
             to = lowest_square(kings)
@@ -807,9 +804,11 @@ def _level_range(
     where, hits, dues, expand = scratch
     nwm, nwk, nbm, nbk = counts[0], counts[1], counts[2], counts[3]
     nfree = nsq - nwm - nbm - nwk  # squares left to black kings
+    d_wk = binom[nsq - nwm - nbm, nwk]
     d_bk = binom[nfree, nbk]
     base = -d_bk  # the first entry of the run of entries that differ in black kings only
     wm = wk = bm = np.uint64(0)
+    head = r_wk = 0
     nset = 0
     visits = 0
     m = 0  # predecessors queued in where
@@ -825,13 +824,18 @@ def _level_range(
                 q = idx // d_bk
                 wm, wk, bm = board_prefix(q, nsq, width, nwm, nwk, nbm, binom)
                 base = q * d_bk
-            bk = black_kings_at(idx - base, nbk, nfree, binom, wm | wk | bm)
+                r_wk = q % d_wk
+                head = q - r_wk
+            r_bk = idx - base
+            bk = black_kings_at(r_bk, nbk, nfree, binom, wm | wk | bm)
             a, b, c, d = wm, wk, bm, bk  # wm, wk, bm serve the next entries too
+            h, rw, rb = head, r_wk, r_bk
             if mode == OWN_MIRROR:  # black's un-moves, seen on the flipped board
                 a, b, c, d = flip_board(nsq, rev16, wm, wk, bm, bk)
+                h, rw, rb = index_parts(nsq, width, a, b, c, d, nwm, nwk, nbm, nbk, binom)
             k = predecessor_indices(
                 nbr, rules, binom, a, b, c, d, counts, moff, where[m:], mode != WHITE_TO_MOVE,
-                True,
+                True, h, rw, rb,
             )  # fmt: skip
             visits += k
             m, n = update_if_full(state, where, m + k, level, vb, atomic, touched, moff, mbo)

@@ -32,8 +32,11 @@ entries lie in the same order as the reader's (mostly in cache lines just read).
 
 Used for pairs of two different slices with men, without king runs, and from
 :data:`MIN_KING_ENTRIES` to :data:`MAX_KING_ENTRIES` king placements per configuration
-(below, the work per configuration is too small to pay for its set-up; above, its words no
-longer stay in the cache: :func:`applies`). A slice that is its
+(below, the work per configuration is too small to pay for its set-up; above, its scratch
+grows past what was measured: :func:`applies`). A configuration's levels visit its words in
+the order of their lists, which a large configuration's cache does not follow, so they are
+prefetched: a list's positions a few ahead, and the predecessors of a batch of
+expansions before they are updated. A slice that is its
 own mirror keeps the passes over the whole pair: its colour flip swaps configurations.
 """
 
@@ -42,7 +45,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from tablebase.atomics import cas
+from tablebase.atomics import cas, prefetch
 from tablebase.index import (
     _unrank_colex,
     cursor_boards,
@@ -55,6 +58,7 @@ from tablebase.index import (
 from tablebase.solve import (
     OVERFLOW,
     UNMOVE_ROWS,
+    VISIT_BATCH,
     _init_range,
     combine,
     count_down,
@@ -70,14 +74,19 @@ LOCAL_VB = 16  # a configuration's own state words: four bytes, nothing overflow
 # against 6.4 s whole; one king of either side (26 to 29 placements in English) is faster
 # by men (1140+4011: 6.8 s against 10.7 s; 2130+3021: 13.3 s against 15.6 s; one thread)
 MIN_KING_ENTRIES = 16
-# ... and from which it is solved whole: a configuration's words (8 bytes per king
-# placement) no longer stay in the cache, and its levels, which visit them at random
-# without prefetching, ran slower than the whole pair's batched ones (English, two jobs of
-# one thread: 0411+1104, 850 K placements, 18.3 s against 11.3 s; 0213+1302, 1.7 M,
-# 32.8 s against 27.6 s; 0222+2202, 164 K, 34.3 s against 40.1 s)
-MAX_KING_ENTRIES = 1 << 18
+# ... and from which it is solved whole. Short kings: up to the largest English 7-piece
+# configurations by men, although their words (8 bytes per king placement) leave the
+# cache, since the levels prefetch them (one thread, the other core busy: 0411+1104, 850 K
+# placements, 11.1 s against 12.4-12.8 s whole; 0213+1302, 1.7 M, 22.2 s against
+# 24.7-25.6 s; 0115+1501, 4.4 M, 56.7 s against 92.0 s; 0214+1402, 11 M, 175.8 s against
+# 227.3 s; 0313+1303, 14.7 M, 250.8 s against 262.8 s). Flying kings keep the limit set
+# before the prefetching (when 0411+1104 took 18.3 s by men against 11.3 s whole): their
+# larger configurations were not measured again
+MAX_KING_ENTRIES = 1 << 24
+MAX_KING_ENTRIES_FLYING = 1 << 18
 # both parts: state words, buckets, two lists; and the kings of an entry (both parts')
 SCRATCH_BYTES_PER_KING_ENTRY = 2 * (4 + 4 + 4 + 4) + 16
+LIST_AHEAD = 16  # positions of a level's lists whose words and kings are prefetched ahead
 MAX_LEVEL = (1 << 16) - 2  # the largest level a configuration's buckets take
 
 
@@ -87,12 +96,16 @@ def king_entries(nsq: int, counts: np.ndarray, binom: np.ndarray) -> int:
     return int(binom[free, counts[1]] * binom[free - counts[1], counts[3]])
 
 
-def applies(nsq: int, counts: np.ndarray, binom: np.ndarray, pair_size: int) -> bool:
+def applies(
+    nsq: int, counts: np.ndarray, binom: np.ndarray, pair_size: int, flying: bool
+) -> bool:
     """Whether a pair of two slices of ``counts`` (the first slice's pieces) is solved by
-    men configurations (see the module docstring); the caller has ruled out king runs."""
+    men configurations (see the module docstring; ``flying``: the variant's kings fly); the
+    caller has ruled out king runs."""
     if pair_size != 2 or counts[0] + counts[2] == 0:
         return False
-    return MIN_KING_ENTRIES <= king_entries(nsq, counts, binom) < MAX_KING_ENTRIES
+    top = MAX_KING_ENTRIES_FLYING if flying else MAX_KING_ENTRIES
+    return MIN_KING_ENTRIES <= king_entries(nsq, counts, binom) < top
 
 
 def scratch_bytes(nsq: int, counts: np.ndarray, binom: np.ndarray) -> int:
@@ -159,7 +172,7 @@ def config_scratch(kk):
         np.empty(MAX_LEVEL + 2, dtype=np.int64),
         np.empty(n2, dtype=np.int32),
         np.empty(n2, dtype=np.int32),
-        np.empty(UNMOVE_ROWS, dtype=np.int64),
+        np.empty(UNMOVE_ROWS + VISIT_BATCH, dtype=np.int64),
         np.empty(kk, dtype=np.uint64),
         np.empty(kk, dtype=np.uint64),
         init_scratch(),
@@ -275,6 +288,30 @@ def _men_steps(
     return reads
 
 
+@njit(cache=True, inline="always")
+def _update_local(local, where, m, level, nxt, nn):
+    """The predecessors ``where[:m]`` (words of ``local``) of positions of value ``level``
+    in a configuration's levels (:func:`tablebase.solve.update_predecessors` on its own
+    words): prefetched first, so that their cache misses overlap, then wins at
+    ``level + 1`` if the positions were losses, else one move fewer not known to lose;
+    those set are appended to ``nxt`` from ``nn`` on; returns the new ``nn``."""
+    ldec = 1 << (2 * LOCAL_VB - 1)
+    new = level + 1
+    for i in range(m):
+        prefetch(local, where[i])
+    for i in range(m):
+        w = where[i]
+        old = np.int64(local[w])
+        if old & ldec:
+            continue
+        nv = ldec | new if level % 2 == 1 else count_down(old, new, LOCAL_VB)
+        local[w] = nv
+        if nv & ldec:
+            nxt[nn] = w
+            nn += 1
+    return nn
+
+
 @njit(cache=True)
 def _solve_config(
     state, offw, offb, vals, offsets, nbr, rules, binom, rev16, counts, kk, r_men, vb,
@@ -288,6 +325,8 @@ def _solve_config(
     nsq = rules[0]
     width = rules[5]
     lo = r_men * kk
+    d_bk = binom[nsq - counts[0] - counts[1] - counts[2], counts[3]]
+    head = lo // d_bk  # the men's part of the index times the white kings' placements
     foff = lo - (lo & 7)
     n2 = 2 * kk
     ldec = 1 << (2 * LOCAL_VB - 1)
@@ -363,9 +402,18 @@ def _solve_config(
     while level <= maxlev or ncur > 0:
         new = level + 1
         nn = 0
+        nq = 0  # predecessors queued in where
         e0 = cnt[level - 1] if level <= maxlev else 0
         e1 = cnt[level] if level <= maxlev else 0
         for e in range(e0, e1 + ncur):
+            # the word and kings of a position further down the lists, requested now: the
+            # lists visit a large configuration's entries in no order the cache follows
+            a = e + LIST_AHEAD
+            pa = np.int64(ev[a]) >> 1 if a < e1 else (todo[a - e1] if a < e1 + ncur else -1)
+            if pa >= 0:
+                prefetch(local, pa)
+                prefetch(wks, pa - kk if pa >= kk else pa)
+                prefetch(bks, pa - kk if pa >= kk else pa)
             if e < e1:
                 x = np.int64(ev[e])
                 p = x >> 1
@@ -382,20 +430,17 @@ def _solve_config(
             part_b = p >= kk
             j = p - kk if part_b else p
             moff = -lo if part_b else kk - lo
+            r_wk = j // d_bk
             k = predecessor_indices(
-                nbr, rules, binom, wm, wks[j], bm, bks[j], counts, moff, where, part_b, False
-            )
+                nbr, rules, binom, wm, wks[j], bm, bks[j], counts, moff, where[nq:], part_b,
+                False, head, r_wk, j - r_wk * d_bk,
+            )  # fmt: skip
             visits += k
-            for i in range(k):
-                w = where[i]
-                old = np.int64(local[w])
-                if old & ldec:
-                    continue
-                nv = ldec | new if level % 2 == 1 else count_down(old, new, LOCAL_VB)
-                local[w] = nv
-                if nv & ldec:
-                    nxt[nn] = w
-                    nn += 1
+            nq += k
+            if nq >= VISIT_BATCH:
+                nn = _update_local(local, where, nq, level, nxt, nn)
+                nq = 0
+        nn = _update_local(local, where, nq, level, nxt, nn)
         todo, nxt = nxt, todo
         ncur = nn
         level += 1

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tablebase.index import BINOM, position_from_index, position_index
+from tablebase.index import BINOM, index_parts, position_from_index, position_index
 from tablebase.rules.variants import ENGLISH, INTERNATIONAL
 from tablebase.slices import Slice, all_slices, slice_size
 from tablebase.solve import valid_mask
@@ -35,6 +35,12 @@ def test_unrank_then_rank_is_identity(variant, s: Slice, r: int) -> None:
     assert not int(wm) & variant.white_promotion_row
     assert not int(bm) & variant.black_promotion_row
     assert position_index(variant.squares, variant.per_row, wm, wk, bm, bk, BINOM) == idx
+    # the same index in the parts the level passes hand on (index_parts)
+    head, r_wk, r_bk = index_parts(variant.squares, variant.per_row, wm, wk, bm, bk, *s, BINOM)
+    free = variant.squares - s.wm - s.bm
+    d_wk, d_bk = int(BINOM[free, s.wk]), int(BINOM[free - s.wk, s.bk])
+    assert head % d_wk == 0 and 0 <= r_wk < d_wk and 0 <= r_bk < d_bk
+    assert (head + r_wk) * d_bk + r_bk == idx
 
 
 @pytest.mark.parametrize("n, k", [(32, 1), (32, 2), (32, 3), (45, 2), (50, 1), (50, 2), (50, 3)])

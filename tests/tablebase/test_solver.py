@@ -8,7 +8,7 @@ from numba import njit, prange
 
 from tablebase import generator, solve
 from tablebase.atomics import cas, prefetch
-from tablebase.index import BINOM, REVERSE16, position_from_index, position_index
+from tablebase.index import BINOM, REVERSE16, index_parts, position_from_index, position_index
 from tablebase.rules import movegen as mg
 from tablebase.rules import quiet_unmoves
 from tablebase.rules.position import Position
@@ -90,9 +90,10 @@ def test_predecessor_indices_are_the_engines_quiet_unmoves(variant, name, white,
     moff = 1000  # an arbitrary place of the predecessors' part
     checked = 0
     for wm, wk, bm, bk in _random_positions(variant, s, 400, seed=3):
+        head, r_wk, r_bk = index_parts(nsq, width, wm, wk, bm, bk, *counts, BINOM)
         m = solve.predecessor_indices(
             variant.neighbours, variant.rules, BINOM, wm, wk, bm, bk, counts, moff, out, white,
-            with_men,
+            with_men, head, r_wk, r_bk,
         )  # fmt: skip
         pos = Position(int(wm), int(wk), int(bm), int(bk), not white, variant)
         expected = []
