@@ -16,9 +16,10 @@ advancement in parallel, each completely before any configuration that reaches i
    exits, from the configurations already solved;
 2. the level passes over the configuration alone, in the thread's scratch: ``2 K``
    four-byte state words (no exit value or move count overflows them), which stay in the
-   cache. The positions to expand at each level are listed, not searched for: a bucket per
-   level for the values and exits known after pass 1, and the list of positions set at the
-   level before;
+   cache for the smaller configurations and are prefetched in the larger ones. The
+   positions to expand at each level are listed, not searched for: a bucket per level for
+   the values and exits known after pass 1, and the list of positions set at the level
+   before;
 3. its values into the pair's state, where the less advanced configurations read them
    (an undecided word is a draw).
 
@@ -36,8 +37,8 @@ Used for pairs of two different slices with men, without king runs, and from
 grows past what was measured: :func:`applies`). A configuration's levels visit its words in
 the order of their lists, which a large configuration's cache does not follow, so they are
 prefetched: a list's positions a few ahead, and the predecessors of a batch of
-expansions before they are updated. A slice that is its
-own mirror keeps the passes over the whole pair: its colour flip swaps configurations.
+expansions before they are updated. A slice that is its own mirror keeps the passes over
+the whole pair: its colour flip swaps configurations.
 """
 
 from __future__ import annotations
