@@ -412,9 +412,10 @@ def _solve_config(
             a = e + LIST_AHEAD
             pa = np.int64(ev[a]) >> 1 if a < e1 else (todo[a - e1] if a < e1 + ncur else -1)
             if pa >= 0:
+                ja = pa - kk if pa >= kk else pa  # its entry in its part
                 prefetch(local, pa)
-                prefetch(wks, pa - kk if pa >= kk else pa)
-                prefetch(bks, pa - kk if pa >= kk else pa)
+                prefetch(wks, ja)
+                prefetch(bks, ja)
             if e < e1:
                 x = np.int64(ev[e])
                 p = x >> 1
