@@ -371,13 +371,14 @@ def _solve_by_men(
     nsq, width = variant.squares, variant.per_row
     order, groups = solve_men.config_order(nsq, width, board, BINOM)
     kk = solve_men.king_entries(nsq, board, BINOM)
+    scratch = solve_men.config_scratch(kk, numba.config.NUMBA_NUM_THREADS)
     top = reads = 0
     for g in range(len(groups) - 1):
         n = pass_threads(threads)
         t, r, v = solve_men.solve_group(
             state, where[pair[0]][0], where[pair[1]][0], deps.vals, deps.offsets,
             variant.neighbours, variant.rules, BINOM, REVERSE16, board, kk,
-            order[groups[g] : groups[g + 1]], vb, flags[pair[0]], flags[pair[1]], 4 * n,
+            order[groups[g] : groups[g + 1]], vb, flags[pair[0]], flags[pair[1]], n, scratch,
         )  # fmt: skip
         if t >= solve.OVERFLOW:
             raise OverflowError(

@@ -157,26 +157,28 @@ def config_order(nsq, width, counts, binom):
     return order, groups[: ng + 1].copy()
 
 
-@njit(cache=True)
-def config_scratch(kk):
-    """One thread's scratch for configurations of ``kk`` king placements: their state
-    words (both parts), the flag bits of each part, the level buckets and their counts, the
-    lists of positions to expand, the predecessors of one position, the kings of each entry
-    (white, black), and pass 1's scratch (:func:`tablebase.solve.init_scratch`)."""
+def config_scratch(kk: int, threads: int) -> tuple[np.ndarray, ...]:
+    """The scratch of ``threads`` threads for configurations of ``kk`` king placements, row
+    ``t`` of each array thread ``t``'s: the state words (both parts), the flag bits of each
+    part, the level buckets and their counts, the lists of positions to expand, the
+    predecessors of a batch of expansions, the kings of each entry (white, black). Made by
+    numpy once per pair, so that a large configuration's words lie on huge pages (numpy
+    asks Linux for them; what the compiled code allocates gets small pages, and a
+    configuration's levels read its words at random) and are not faulted in again for
+    every group of configurations; pages a thread never touches take no memory."""
     n2 = 2 * kk
     nflag = (kk + 7) // 8 + 2
     return (
-        np.empty(n2, dtype=np.uint32),
-        np.zeros(nflag, dtype=np.uint8),
-        np.zeros(nflag, dtype=np.uint8),
-        np.empty(n2, dtype=np.int32),
-        np.empty(MAX_LEVEL + 2, dtype=np.int64),
-        np.empty(n2, dtype=np.int32),
-        np.empty(n2, dtype=np.int32),
-        np.empty(UNMOVE_ROWS + VISIT_BATCH, dtype=np.int64),
-        np.empty(kk, dtype=np.uint64),
-        np.empty(kk, dtype=np.uint64),
-        init_scratch(),
+        np.empty((threads, n2), dtype=np.uint32),
+        np.zeros((threads, nflag), dtype=np.uint8),
+        np.zeros((threads, nflag), dtype=np.uint8),
+        np.empty((threads, n2), dtype=np.int32),
+        np.empty((threads, MAX_LEVEL + 2), dtype=np.int64),
+        np.empty((threads, n2), dtype=np.int32),
+        np.empty((threads, n2), dtype=np.int32),
+        np.empty((threads, UNMOVE_ROWS + VISIT_BATCH), dtype=np.int64),
+        np.empty((threads, kk), dtype=np.uint64),
+        np.empty((threads, kk), dtype=np.uint64),
     )
 
 
@@ -466,27 +468,47 @@ def _solve_config(
     return top, r1 + r2 + r3, visits
 
 
+@njit(cache=True)
+def _next_config(taken):
+    """The next configuration of a group for the calling thread: ``taken[0]`` counted up by
+    one, atomically; returns its value before."""
+    while True:
+        i = taken[0]
+        if cas(taken, 0, i, i + 1) == i:
+            return i
+
+
 @njit(cache=True, parallel=True)
 def solve_group(
     state, offw, offb, vals, offsets, nbr, rules, binom, rev16, counts, kk, configs, vb,
-    flags_w, flags_b, nchunks,
+    flags_w, flags_b, threads, scratch,
 ):  # fmt: skip
     """The men configurations ``configs`` (of equal advancement, the more advanced ones
-    solved) of the pair at ``offw``/``offb`` in ``state``, in parallel; returns (largest
-    value, :data:`OVERFLOW` if one does not fit the state word; tables read; predecessor
-    visits)."""
+    solved) of the pair at ``offw``/``offb`` in ``state``, in parallel on ``threads``
+    threads (at most the rows of ``scratch``, :func:`config_scratch`), each taking the next
+    configuration left as it finishes one; returns (largest value, :data:`OVERFLOW` if one
+    does not fit the state word; tables read; predecessor visits)."""
     n = configs.shape[0]
-    nch = min(n, nchunks)
-    out = np.zeros((nch, 3), dtype=np.int64)
-    for c in prange(nch):
-        sc = config_scratch(kk)
-        for i in range(c, n, nch):
+    nth = max(1, min(n, threads, scratch[0].shape[0]))
+    out = np.zeros((nth, 3), dtype=np.int64)
+    taken = np.zeros(1, dtype=np.int64)
+    for c in prange(nth):  # one scratch row per iteration, whichever thread runs it
+        sc = (
+            scratch[0][c], scratch[1][c], scratch[2][c], scratch[3][c], scratch[4][c],
+            scratch[5][c], scratch[6][c], scratch[7][c], scratch[8][c], scratch[9][c],
+            init_scratch(),
+        )  # fmt: skip
+        while True:
+            i = _next_config(taken)
+            if i >= n:
+                break
             t, r, v = _solve_config(
                 state, offw, offb, vals, offsets, nbr, rules, binom, rev16, counts, kk,
                 configs[i], vb, flags_w, flags_b, sc,
             )  # fmt: skip
             if t == OVERFLOW:
                 out[c, 0] = OVERFLOW
+                taken[0] = n  # the others stop after their configuration
                 break
             out[c, 0] = max(out[c, 0], t)
             out[c, 1] += r

@@ -327,6 +327,22 @@ def _capturers(nbr, rules, white, own_m, own_k, opp, empty):
 
 
 @njit(cache=True, inline="always")
+def _short_capturers(width, white, men_back, own_m, own_k, opp, empty):
+    """:func:`_capturers` for short kings capturing diagonally only (English checkers):
+    without the rules' other branches, which cost the solver's pass 1 more than the test
+    itself, since it asks every position whether it has a capture."""
+    found = ZERO
+    short = own_m | own_k
+    for d in range(4):
+        movers = short if (men_back or _forward(d, white)) else own_k
+        landing = _step(_step(movers, width, d) & opp, width, d) & empty
+        if landing:
+            back = 3 - d
+            found |= _step(_step(landing, width, back), width, back)
+    return found
+
+
+@njit(cache=True, inline="always")
 def capture_key(rules, is_king, count, kings_taken):
     """The order of captures under the majority rule: the largest key must be played.
 
@@ -521,18 +537,22 @@ def capture_successors(nbr, rules, white, own_m, own_k, opp_m, opp_k, out, ws):
     opp = opp_m | opp_k
     own = own_m | own_k
     empty0 = full & ~(own | opp)
-    capturers = _capturers(nbr, rules, white, own_m, own_k, opp, empty0)
-    if capturers == ZERO:
-        return 0
     flying = rules[_FLYING] != 0
     men_back = rules[_MEN_BACK] != 0
     crowning = rules[_CROWNING]
     majority = rules[_MAJORITY] != 0
-    promo = promotion_row(rules, white)
     if not flying and not majority and rules[_STRAIGHT] == 0 and crowning == CROWN_STOPS:
+        capturers = _short_capturers(width, white, men_back, own_m, own_k, opp, empty0)
+        if capturers == ZERO:
+            return 0
         return _short_successors(
-            nbr, white, men_back, own_m, own_k, opp_m, opp_k, out, ws, capturers, empty0, promo
-        )
+            nbr, white, men_back, own_m, own_k, opp_m, opp_k, out, ws, capturers, empty0,
+            promotion_row(rules, white),
+        )  # fmt: skip
+    capturers = _capturers(nbr, rules, white, own_m, own_k, opp, empty0)
+    if capturers == ZERO:
+        return 0
+    promo = promotion_row(rules, white)
     ndir = 8 if rules[_STRAIGHT] != 0 else 4
     n = 0
     best = 0
@@ -664,8 +684,9 @@ def _short_successors(
     legal whatever it takes, a man's capture ending where it is crowned (English
     checkers), from the pieces that can capture (``capturers``) and the empty squares:
     the general search without what those rules never need (flying landings, counts and
-    values, the way a piece came in, crowning on the way). The stack rows of ``ws`` hold
-    a square and the pieces taken to reach it."""
+    values, the way a piece came in, crowning on the way). A capture of one piece (most
+    of them) is taken without the search; the stack rows of ``ws`` hold a square and the
+    pieces taken to reach it."""
     opp = opp_m | opp_k
     m0 = 0 if (men_back or white) else 2  # white men capture towards row 0: ways 0, 1
     m1 = 4 if men_back else m0 + 2
@@ -678,9 +699,28 @@ def _short_successors(
         d0 = 0 if king else m0
         d1 = 4 if king else m1
         empty = empty0 | fb  # the moving piece's square is empty during the move
-        ws[0, 0] = np.uint64(frm)
-        ws[0, 1] = ZERO
-        top = 1
+        top = 0
+        for d in range(d0, d1):  # the first jumps; a capture that ends there is taken now
+            t, land = _jump(nbr, frm, d, opp, ZERO, empty)
+            if land < 0:
+                continue
+            cap = bit(t)
+            crowned = not king and (promo & bit(land)) != ZERO
+            goes_on = False
+            if not crowned:
+                for d2 in range(d0, d1):
+                    if _jump(nbr, land, d2, opp, cap, empty)[1] >= 0:
+                        goes_on = True
+                        break
+            if goes_on:  # searched below, from the square it reached
+                ws[top, 0] = np.uint64(land)
+                ws[top, 1] = cap
+                top += 1
+                continue
+            a, b, e, f = apply_move(
+                own_m, own_k, opp_m, opp_k, np.uint64(frm), np.uint64(land), cap, crowned
+            )
+            n = _add_successor(out, n, a, b, e, f)
         while top > 0:
             top -= 1
             sq = np.int64(ws[top, 0])
@@ -698,7 +738,7 @@ def _short_successors(
                     ws[top, 1] = cap | bit(t)
                     top += 1
                     found = True
-            if found or cap == ZERO:
+            if found:
                 continue
             a, b, e, f = apply_move(
                 own_m, own_k, opp_m, opp_k, np.uint64(frm), np.uint64(sq), cap, crowned
