@@ -337,10 +337,16 @@ def _solve(
         # the room compact_values left free, or a new array
         in_order = np.empty(size, words.dtype) if wide else words[total : total + size]
         s_flags = np.zeros_like(flags[s])
-        solve.to_file_order(
-            values[off : off + size], in_order, flags[s], s_flags, variant.squares,
-            variant.per_row, _counts(s), BINOM, REVERSE16, nchunks,
-        )  # fmt: skip
+        if men:  # configuration by configuration (the same order)
+            solve_men.to_file_order(
+                values[off : off + size], in_order, flags[s], s_flags, variant.squares,
+                variant.per_row, board, BINOM, nchunks,
+            )  # fmt: skip
+        else:
+            solve.to_file_order(
+                values[off : off + size], in_order, flags[s], s_flags, variant.squares,
+                variant.per_row, _counts(s), BINOM, REVERSE16, nchunks,
+            )  # fmt: skip
         values[off : off + size] = in_order
         flags[s] = s_flags
     t2 = time.perf_counter()

@@ -55,6 +55,7 @@ from tablebase.index import (
     lowest_square,
     men_rank,
     rank_among_free,
+    reverse_board,
 )
 from tablebase.solve import (
     OVERFLOW,
@@ -514,3 +515,67 @@ def solve_group(
             out[c, 1] += r
             out[c, 2] += v
     return out[:, 0].max(), out[:, 1].sum(), out[:, 2].sum()
+
+
+@njit(cache=True, parallel=True)
+def to_file_order(part, out, part_flags, out_flags, nsq, width, counts, binom, nchunks):
+    """:func:`tablebase.solve.to_file_order` for a pair solved by men configurations (the
+    same result): the colour mirror's part ``part`` (entry ``i``: board ``i`` of the slice of
+    ``counts``, black to move) into the mirror slice's index order in ``out``, with its
+    flag bits (``out_flags`` zeroed). Configuration by configuration: the colour flip takes
+    a men configuration to one of the mirror's, a run of as many entries, so the men are
+    ranked once per configuration, each entry's kings only, and the writes stay in one run
+    (in the cache where a configuration fits) instead of reading the part at random."""
+    free = nsq - counts[0] - counts[2]
+    kk = binom[free, counts[1]] * binom[free - counts[1], counts[3]]  # king_entries
+    n_conf = part.shape[0] // kk
+    d_bk = binom[free - counts[3], counts[1]]  # the mirror's black kings are our white ones
+    step = (n_conf + nchunks - 1) // nchunks
+    for c in prange(nchunks):  # a run of configurations each, the cursor walking on
+        r0 = c * step
+        r1 = min(n_conf, r0 + step)
+        if r0 >= r1:
+            continue
+        cur = np.zeros((4, 8), dtype=np.int64)
+        boards = np.zeros(5, dtype=np.uint64)
+        free1 = np.zeros(64, dtype=np.int64)
+        free2 = np.zeros(64, dtype=np.int64)
+        local = np.zeros((kk + 7) // 8 + 2, dtype=np.uint8)
+        at = -2  # the entry the cursor is at
+        for r in range(r0, r1):
+            lo = r * kk
+            if at == lo - 1:
+                ch = cursor_next(nsq, width, counts, cur)
+                cursor_boards(nsq, width, counts, cur, ch, boards, free1, free2)
+            else:
+                cursor_start(lo, nsq, width, counts, binom, cur)
+                cursor_boards(nsq, width, counts, cur, 0, boards, free1, free2)
+            at = lo
+            wm, bm = boards[0], boards[2]
+            fwm, fbm = reverse_board(bm, nsq, 0), reverse_board(wm, nsq, 0)
+            base = men_rank(nsq, width, fwm, fbm, counts[0], binom) * kk
+            foff = base - (base & 7)
+            if wm & bm:  # not positions, nor are their mirrors: 0, flagged
+                out[base : base + kk] = 0
+                for k in range(kk):
+                    b = base + k - foff
+                    local[b >> 3] |= np.uint8(1 << (b & 7))
+                _merge_flags(local, out_flags, foff, base, base + kk)
+                continue
+            fmen = fwm | fbm
+            for j in range(kk):
+                if j > 0:
+                    ch = cursor_next(nsq, width, counts, cur)
+                    cursor_boards(nsq, width, counts, cur, ch, boards, free1, free2)
+                fwk = reverse_board(boards[3], nsq, 0)
+                fbk = reverse_board(boards[1], nsq, 0)
+                k = rank_among_free(fwk, fmen, binom) * d_bk + rank_among_free(
+                    fbk, fmen | fwk, binom
+                )
+                out[base + k] = part[lo + j]
+                i = lo + j
+                if (part_flags[i >> 3] >> (i & 7)) & 1:
+                    b = base + k - foff
+                    local[b >> 3] |= np.uint8(1 << (b & 7))
+            at = lo + kk - 1
+            _merge_flags(local, out_flags, foff, base, base + kk)
