@@ -309,9 +309,14 @@ class LocalScheduler:
                 for t in start:
                     try:
                         fut = pool.submit(task_fn, variant.name, t.names, db, self.threads)
-                    except BrokenProcessPool:
+                    except BrokenProcessPool as e:
                         # a worker died since the last wait: its task's future says so
-                        # below (the build ends naming that pair), nothing more starts
+                        # below (the build ends naming that pair), nothing more starts;
+                        # a worker killed while idle leaves no future to say it
+                        if not running:
+                            raise _build_error(
+                                t, "could not start", e, workers, db, done, tasks
+                            ) from e
                         break
                     pending.remove(t)
                     progress.begin(t)
@@ -325,12 +330,7 @@ class LocalScheduler:
                     try:
                         report = fut.result()
                     except Exception as e:
-                        raise BuildError(
-                            f"slice pair {t.label} failed: "
-                            f"{_cause(e, workers)}{_disk_hint(e, db)}; "
-                            f"{len(done)} of {len(tasks)} pairs were done and are kept "
-                            "(run the same command to resume)"
-                        ) from e
+                        raise _build_error(t, "failed", e, workers, db, done, tasks) from e
                     done.add(t.names)
                     reports.append(report)
                     progress.done(t, report)
@@ -354,6 +354,18 @@ class LocalScheduler:
                 "done and are kept"
             )
         return need
+
+
+def _build_error(
+    t: PairTask, what: str, exc: BaseException, workers: dict, db: str, done: set, tasks: list
+) -> BuildError:
+    """The one-line error that ends a build: pair ``t`` ``what`` (failed, could not start),
+    why, and the pairs kept."""
+    return BuildError(
+        f"slice pair {t.label} {what}: {_cause(exc, workers)}{_disk_hint(exc, db)}; "
+        f"{len(done)} of {len(tasks)} pairs were done and are kept "
+        "(run the same command to resume)"
+    )
 
 
 def _cause(exc: BaseException, workers: dict) -> str:
