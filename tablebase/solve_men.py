@@ -49,6 +49,7 @@ from numba import njit, prange
 from tablebase.atomics import cas, prefetch
 from tablebase.index import (
     _unrank_colex,
+    cursor_at,
     cursor_boards,
     cursor_next,
     cursor_start,
@@ -92,8 +93,10 @@ LIST_AHEAD = 16  # positions of a level's lists whose words and kings are prefet
 MAX_LEVEL = (1 << 16) - 2  # the largest level a configuration's buckets take
 
 
+@njit(cache=True)
 def king_entries(nsq: int, counts: np.ndarray, binom: np.ndarray) -> int:
-    """Entries of one men configuration in one part of the pair: its kings' placements."""
+    """Entries of one men configuration in one part of the pair: its kings' placements
+    (compiled, so that the compiled :func:`to_file_order` counts them the same way)."""
     free = nsq - int(counts[0]) - int(counts[2])
     return int(binom[free, counts[1]] * binom[free - counts[1], counts[3]])
 
@@ -527,7 +530,7 @@ def to_file_order(part, out, part_flags, out_flags, nsq, width, counts, binom, n
     ranked once per configuration, each entry's kings only, and the writes stay in one run
     (in the cache where a configuration fits) instead of reading the part at random."""
     free = nsq - counts[0] - counts[2]
-    kk = binom[free, counts[1]] * binom[free - counts[1], counts[3]]  # king_entries
+    kk = king_entries(nsq, counts, binom)
     n_conf = part.shape[0] // kk
     d_bk = binom[free - counts[3], counts[1]]  # the mirror's black kings are our white ones
     step = (n_conf + nchunks - 1) // nchunks
@@ -536,21 +539,10 @@ def to_file_order(part, out, part_flags, out_flags, nsq, width, counts, binom, n
         r1 = min(n_conf, r0 + step)
         if r0 >= r1:
             continue
-        cur = np.zeros((4, 8), dtype=np.int64)
-        boards = np.zeros(5, dtype=np.uint64)
-        free1 = np.zeros(64, dtype=np.int64)
-        free2 = np.zeros(64, dtype=np.int64)
+        cur, boards, free1, free2 = cursor_at(r0 * kk, nsq, width, counts, binom)
         local = np.zeros((kk + 7) // 8 + 2, dtype=np.uint8)
-        at = -2  # the entry the cursor is at
-        for r in range(r0, r1):
+        for r in range(r0, r1):  # the cursor at the configuration's first entry
             lo = r * kk
-            if at == lo - 1:
-                ch = cursor_next(nsq, width, counts, cur)
-                cursor_boards(nsq, width, counts, cur, ch, boards, free1, free2)
-            else:
-                cursor_start(lo, nsq, width, counts, binom, cur)
-                cursor_boards(nsq, width, counts, cur, 0, boards, free1, free2)
-            at = lo
             wm, bm = boards[0], boards[2]
             fwm, fbm = reverse_board(bm, nsq, 0), reverse_board(wm, nsq, 0)
             base = men_rank(nsq, width, fwm, fbm, counts[0], binom) * kk
@@ -561,6 +553,9 @@ def to_file_order(part, out, part_flags, out_flags, nsq, width, counts, binom, n
                     b = base + k - foff
                     local[b >> 3] |= np.uint8(1 << (b & 7))
                 _merge_flags(local, out_flags, foff, base, base + kk)
+                if r + 1 < r1:  # over its entries, to the next configuration
+                    cursor_start(lo + kk, nsq, width, counts, binom, cur)
+                    cursor_boards(nsq, width, counts, cur, 0, boards, free1, free2)
                 continue
             fmen = fwm | fbm
             for j in range(kk):
@@ -577,5 +572,7 @@ def to_file_order(part, out, part_flags, out_flags, nsq, width, counts, binom, n
                 if (part_flags[i >> 3] >> (i & 7)) & 1:
                     b = base + k - foff
                     local[b >> 3] |= np.uint8(1 << (b & 7))
-            at = lo + kk - 1
             _merge_flags(local, out_flags, foff, base, base + kk)
+            if r + 1 < r1:  # on to the next configuration's first entry
+                ch = cursor_next(nsq, width, counts, cur)
+                cursor_boards(nsq, width, counts, cur, ch, boards, free1, free2)
