@@ -278,7 +278,7 @@ def _cut(text: str | None, width: int) -> str:
 )
 def serve(db: str | None, host: str, port: int, log_level: str) -> None:
     """Serve the HTTP API (/adjudicate, /probe, /health, /docs) and the endgame explorer (/)."""
-    from adjudicator.service import serve as run_service
+    from adjudicator.service.app import serve as run_service
 
     if db is None and os.path.isdir("data"):
         db = "data"

@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from tablebase.probe import Tablebase
+from tablebase.probe.database import Tablebase
 from tablebase.rules.variants import VARIANTS, get_variant
 
 

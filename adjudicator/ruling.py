@@ -130,7 +130,7 @@ def rule_game(
 
     Replays it with full legality checks and the draw rules; a game that ends without a
     terminal event is ruled from its final position with ``tablebase`` (an object with the
-    :mod:`tablebase.probe` methods, or a mapping from variant names to such objects) when
+    :mod:`tablebase.probe.database` methods, or a mapping from variant names to such objects) when
     it covers the game's variant, else ``"unknown"``/``"unfinished"``. Without ``variant``
     and a GameType tag, the variant is the first whose rules replay the game legally.
     """

@@ -27,7 +27,7 @@ from tablebase.rules.countsearch import (
 )
 from tablebase.rules.drawrules import NO_LIMIT, Count, Counter, DrawRules
 from tablebase.rules.position import Position
-from tablebase.storage import TableFileError
+from tablebase.storage.files import TableFileError
 
 __all__ = ["Prober", "Search", "SearchLimit", "Verdict", "position_key", "probe", "rule_position"]
 
@@ -70,7 +70,7 @@ def shortcut_for(tb: Any) -> bool | frozenset[str]:
 
 @lru_cache(maxsize=32)
 def _failing(path: str, names: tuple[str, ...], rules: DrawRules) -> frozenset[str]:
-    from tablebase.storage import read_attrs
+    from tablebase.storage.files import read_attrs
 
     def longest(name: str) -> int:
         return int(read_attrs(os.path.join(path, f"{name}.h5")).get("longest_win", -1))
@@ -80,7 +80,7 @@ def _failing(path: str, names: tuple[str, ...], rules: DrawRules) -> frozenset[s
 
 @lru_cache(maxsize=32)
 def _shortcut_holds(path: str, names: tuple[str, ...], rules: DrawRules) -> bool:
-    from tablebase.storage import read_attrs
+    from tablebase.storage.files import read_attrs
 
     def longest(name: str) -> int:
         return int(read_attrs(os.path.join(path, f"{name}.h5")).get("longest_win", -1))

@@ -108,9 +108,9 @@ def run_cli_recording_reports(argv: list[str]) -> None:
     """``tablebase`` with ``argv``, the schedulers' reports summed into the JSON file named
     by ``TABLEBASE_BENCH_REPORTS`` (random accesses: None until the solver counts them)."""
     from tablebase import cli
-    from tablebase.cluster import DaskScheduler
-    from tablebase.generator import PHASES
-    from tablebase.schedule import LocalScheduler
+    from tablebase.build.cluster import DaskScheduler
+    from tablebase.build.schedule import LocalScheduler
+    from tablebase.build.task import PHASES
 
     reports: list = []
     for cls in (LocalScheduler, DaskScheduler):
@@ -131,9 +131,7 @@ def run_cli_recording_reports(argv: list[str]) -> None:
             "solved_entries": sum(r.entries for r in solved),
             "solve_seconds": sum(r.seconds for r in solved),
             "random_accesses": None if None in counts else sum(counts),
-            "phase_seconds": [
-                sum(r.phase_seconds[k] for r in solved) for k in range(len(PHASES))
-            ],
+            "phase_seconds": [sum(r.phase_seconds[k] for r in solved) for k in range(len(PHASES))],
         }
         Path(os.environ["TABLEBASE_BENCH_REPORTS"]).write_text(json.dumps(summary))
 
@@ -210,8 +208,8 @@ def gather_rates(nbytes: int, seconds: float = 1.0) -> dict[str, float]:
 
 def largest_pair(pieces: int):
     """The pair of ``pieces`` pieces with the most entries (the build's longest task)."""
+    from tablebase.material.slices import build_pairs
     from tablebase.rules.variants import INTERNATIONAL
-    from tablebase.slices import build_pairs
 
     pairs = [p for p in build_pairs(pieces) if p[0].pieces == pieces]
     return max(pairs, key=lambda p: sum(s.size(INTERNATIONAL) for s in p))
@@ -220,9 +218,9 @@ def largest_pair(pieces: int):
 def pair_state_bytes(pieces: int) -> int:
     """Bytes of the largest pair's working state and dependencies (the solver's estimate,
     without its fixed part)."""
+    from tablebase.material.slices import pair_dependencies
     from tablebase.rules.variants import INTERNATIONAL
-    from tablebase.slices import pair_dependencies
-    from tablebase.solve import task_memory_bytes
+    from tablebase.solve.whole import task_memory_bytes
 
     pair = largest_pair(pieces)
     entries = sum(s.size(INTERNATIONAL) for s in pair)
@@ -256,7 +254,7 @@ def print_limit(r: dict, gather: dict[str, float]) -> None:
 def print_phases(r: dict) -> None:
     """Where the pair tasks spent their time, summed over the pairs (task seconds: with two
     jobs the sum is about twice the wall time)."""
-    from tablebase.generator import PHASES
+    from tablebase.build.task import PHASES
 
     phases = r.get("phase_seconds")
     total = r.get("solve_seconds") or 0.0
@@ -272,7 +270,7 @@ def print_phases(r: dict) -> None:
 def pair_threads(pieces: int, base: Path) -> None:
     """Build the largest pair of ``pieces`` alone (``--material``) with ``--threads 1`` and
     ``--threads 2``, each into a folder that already holds its dependencies."""
-    from tablebase.slices import pair_dependencies
+    from tablebase.material.slices import pair_dependencies
 
     pair = largest_pair(pieces)
     name = pair[0].name
@@ -301,8 +299,8 @@ def pair_threads(pieces: int, base: Path) -> None:
 
 def bench_probes(db: Path) -> tuple[float, float]:
     import tablebase
-    from tablebase.index import BINOM, position_from_index
-    from tablebase.slices import parse_slice
+    from tablebase.material.index import BINOM, position_from_index
+    from tablebase.material.slices import parse_slice
 
     with tablebase.open(db) as tb:
         v = tb.variant
@@ -311,8 +309,9 @@ def bench_probes(db: Path) -> tuple[float, float]:
         boards = [[], [], [], []]
         for s in slices:
             for idx in rng.integers(0, s.size(v), 200_000 // len(slices) + 1):
-                wm, wk, bm, bk, ok = position_from_index(int(idx), v.squares, v.per_row,
-                                                         *tuple(s), BINOM)
+                wm, wk, bm, bk, ok = position_from_index(
+                    int(idx), v.squares, v.per_row, *tuple(s), BINOM
+                )
                 if ok:
                     for i, b in enumerate((wm, wk, bm, bk)):
                         boards[i].append(int(b))
@@ -356,25 +355,26 @@ def main() -> None:
         action="store_true",
         help="build with --jobs 1 and --jobs 2 (instead of --jobs) and print the speedup",
     )
-    ap.add_argument(
-        "--gather-seconds", type=float, default=1.0, help="time per gather measurement"
-    )
+    ap.add_argument("--gather-seconds", type=float, default=1.0, help="time per gather measurement")
     args = ap.parse_args()
+    from tablebase.material.slices import all_slices
     from tablebase.rules.variants import INTERNATIONAL
-    from tablebase.slices import all_slices
 
     if args.probe_only:
         batch, single = bench_probes(args.probe_only)
-        print(f"{args.probe_only}: batch probe {batch:,.0f} positions/s, single probe "
-              f"{single:.1f} us")
+        print(
+            f"{args.probe_only}: batch probe {batch:,.0f} positions/s, single probe {single:.1f} us"
+        )
         return
     for pieces in args.pieces or [4]:
         base = args.keep or Path(tempfile.mkdtemp(prefix="bench_gen_"))
         entries = sum(s.size(INTERNATIONAL) for s in all_slices(pieces))
         walls = {}
         for jobs in (1, 2) if args.compare_jobs else (args.jobs,):
-            db = base / f"international-{pieces}" if jobs == args.jobs else (
-                base / f"international-{pieces}-jobs{jobs}"
+            db = (
+                base / f"international-{pieces}"
+                if jobs == args.jobs
+                else (base / f"international-{pieces}-jobs{jobs}")
             )
             if db.exists():
                 shutil.rmtree(db)

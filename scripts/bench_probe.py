@@ -27,7 +27,7 @@ import numpy as np
 def sample_positions(tb, count: int, pieces: int | None, seed: int = 0) -> list[np.ndarray]:
     """``count`` positions (wm, wk, bm, bk, white-to-move arrays) from the slices of
     ``pieces`` pieces (default: the most in the database), distinct ones repeated."""
-    from tablebase.index import BINOM, position_from_index
+    from tablebase.material.index import BINOM, position_from_index
 
     v = tb.variant
     slices = tb.slices()
@@ -52,8 +52,8 @@ def sample_positions(tb, count: int, pieces: int | None, seed: int = 0) -> list[
 def capture_pending(tb, arrs) -> np.ndarray:
     """Bool per position: the side to move must capture (whether its slice stores the
     code or not)."""
-    from tablebase.index import BINOM
-    from tablebase.wdl import LOC_CAPTURE, LOC_WON, locate_batch
+    from tablebase.material.index import BINOM
+    from tablebase.storage.wdl import LOC_CAPTURE, LOC_WON, locate_batch
 
     v = tb.variant
     loc = np.empty(arrs[0].shape[0], dtype=np.int64)
@@ -110,7 +110,7 @@ def main() -> None:
     import tablebase
     from tablebase.rules import has_capture
     from tablebase.rules.position import Position
-    from tablebase.storage import TableFileError
+    from tablebase.storage.files import TableFileError
 
     try:
         full = tablebase.open(args.db)

@@ -1,7 +1,7 @@
 """Benchmark: bits per position of the WDL part, captures stored against captures resolved.
 
 Reads the values of every slice of a full database and encodes its WDL part in both forms
-(:func:`tablebase.wdl.encode_wdl`), compressed as the files store it (zlib on chunks of
+(:func:`tablebase.storage.wdl.encode_wdl`), compressed as the files store it (zlib on chunks of
 2^18 bytes, gzip 6 unless ``--level``; ``--chunk`` another chunk size), and also gives the
 size the file's own WDL part takes on disk. One line per slice, then per piece count:
 
@@ -19,7 +19,7 @@ import numpy as np
 
 
 def compressed_bytes(packed: np.ndarray, chunk: int, level: int, threads: int) -> int:
-    """Bytes of ``packed`` compressed chunk by chunk as :mod:`tablebase.chunkio` writes it
+    """Bytes of ``packed`` compressed chunk by chunk as :mod:`tablebase.storage.chunkio` writes it
     (the edge chunk padded with zeros; one chunk of the array's length when it is shorter)."""
     chunk = min(chunk, max(1, packed.shape[0]))
 
@@ -44,10 +44,10 @@ def main() -> None:
     args = ap.parse_args()
     import numba
 
-    from tablebase.export import part_bytes, slice_files
     from tablebase.rules.variants import get_variant
-    from tablebase.storage import read_attrs, read_slice
-    from tablebase.wdl import encode_wdl
+    from tablebase.storage.export import part_bytes, slice_files
+    from tablebase.storage.files import read_attrs, read_slice
+    from tablebase.storage.wdl import encode_wdl
 
     threads = numba.get_num_threads()
     totals: dict[int, list[int]] = {}

@@ -17,9 +17,9 @@ import sys
 from pathlib import Path
 
 import tablebase
-from tablebase.probe import MissingSliceError
-from tablebase.slices import parse_slice
-from tablebase.storage import read_attrs, slice_path
+from tablebase.material.slices import parse_slice
+from tablebase.probe.database import MissingSliceError
+from tablebase.storage.files import read_attrs, slice_path
 
 REFERENCE = Path(__file__).resolve().parents[1] / "docs" / "reference"
 RESULTS = {1: "win", 0: "draw", -1: "loss"}

@@ -2,7 +2,7 @@
 
 Generates (or reuses) the 2-N piece databases of both variants, runs the full local
 consistency check of every slice (each value re-derived from its successors), and compares
-every International slice's longest win with ``../shared/reference/longest_wins.json``.
+every International slice's longest win with ``tests/data/reference/longest_wins.json``.
 Where they disagree it prints the evidence: the principal variation of the disputed
 positions, every step of which the verification has checked.
 
@@ -19,14 +19,14 @@ import time
 from pathlib import Path
 
 import tablebase
+from tablebase.build.verify import verify_slice
+from tablebase.material.slices import parse_slice
 from tablebase.rules import play
 from tablebase.rules.position import Position
 from tablebase.rules.variants import get_variant
-from tablebase.slices import parse_slice
-from tablebase.storage import read_attrs, slice_path
-from tablebase.verify import verify_slice
+from tablebase.storage.files import read_attrs, slice_path
 
-REFERENCE = Path(__file__).resolve().parents[1].parent / "shared" / "reference"
+REFERENCE = Path(__file__).resolve().parents[1] / "tests" / "data" / "reference"
 
 
 def principal_variation(tb, fen: str, limit: int = 80) -> list[str]:

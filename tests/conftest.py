@@ -1,8 +1,7 @@
-"""Shared fixtures: the read-only ``../shared`` folder beside the repository root.
+"""Shared fixtures: the reference data and real game files of ``tests/data`` (their sources:
+``tests/data/README.md``), hypothesis strategies of positions, the CLI in a child process.
 
-Tests that need the reference material must fail loudly when it is missing (a CI run
-without ``../shared`` is misconfigured), so these fixtures call :func:`pytest.fail`,
-never :func:`pytest.skip`.
+A missing data file fails the test that needs it (it is part of the repository), never a skip.
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-SHARED_DIR = REPO_ROOT.parent / "shared"
+DATA_DIR = Path(__file__).resolve().parent / "data"
 
 
 def tablebase_cli(*args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -29,39 +28,30 @@ def tablebase_cli(*args: str, check: bool = True) -> subprocess.CompletedProcess
     return r
 
 
-def require_shared(*parts: str) -> Path:
-    """Path to ``../shared/<parts>``; fails the calling test when it does not exist."""
-    path = SHARED_DIR.joinpath(*parts)
+def data_file(*parts: str) -> Path:
+    """Path to ``tests/data/<parts>``; fails the calling test when it does not exist."""
+    path = DATA_DIR.joinpath(*parts)
     if not path.exists():
-        pytest.fail(
-            f"missing shared reference file {path} (expected ../shared beside the repo root)",
-            pytrace=False,
-        )
+        pytest.fail(f"missing test data file {path}", pytrace=False)
     return path
 
 
 @pytest.fixture(scope="session")
-def shared_dir() -> Path:
-    """The ``../shared`` folder (fails the test when missing)."""
-    return require_shared()
-
-
-@pytest.fixture(scope="session")
 def reference_dir() -> Path:
-    """The ``../shared/reference`` folder (fails the test when missing)."""
-    return require_shared("reference")
+    """The ``tests/data/reference`` folder."""
+    return data_file("reference")
 
 
 @pytest.fixture(scope="session")
 def perft_reference() -> dict:
-    """``../shared/reference/perft.json``: published perft counts of both variants."""
-    return json.loads(require_shared("reference", "perft.json").read_text())
+    """``tests/data/reference/perft.json``: published perft counts of both variants."""
+    return json.loads(data_file("reference", "perft.json").read_text())
 
 
 @pytest.fixture(scope="session")
 def movegen_cases() -> list[dict]:
-    """``../shared/reference/movegen_cases.jsonl``: positions with complete move lists."""
-    path = require_shared("reference", "movegen_cases.jsonl")
+    """``tests/data/reference/movegen_cases.jsonl``: positions with complete move lists."""
+    path = data_file("reference", "movegen_cases.jsonl")
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 

@@ -53,7 +53,7 @@ RESULT_NAMES = {1: "win", 0: "draw", -1: "loss"}
 
 
 class Prober(Protocol):
-    """What the search needs of a tablebase (see :mod:`tablebase.probe`)."""
+    """What the search needs of a tablebase (see :mod:`tablebase.probe.database`)."""
 
     variant: Any
 

@@ -11,7 +11,7 @@ solved tables) moved between the cores' caches at every call.
 A :func:`kernel` is compiled with the counting off (numba's ``_nrt=False``). It borrows the
 arrays it is given, which live as long as its caller holds them, and so must not allocate
 an array (numba refuses to compile one that does) nor return one: its callers allocate its
-scratch space (see :func:`tablebase.solve.init_scratch`) and pass it in. Helpers it inlines
+scratch space (see :func:`tablebase.solve.whole.init_scratch`) and pass it in. Helpers it inlines
 are compiled with it, counting off too. Everything else stays plain ``njit``.
 
 ``_nrt`` is one of numba's own options (its tests use it) without a documented name; a

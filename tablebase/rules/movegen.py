@@ -454,9 +454,7 @@ def _captures_from(nbr, rules, white, frm, is_king, opp, opp_k, occupied, moves,
                     if not majority:
                         land = first
                         while land >= 0 and (empty & bit(land)):
-                            if _king_can_capture(
-                                nbr, land, True, opp & ~taken, empty, ndir, width
-                            ):
+                            if _king_can_capture(nbr, land, True, opp & ~taken, empty, ndir, width):
                                 must_go_on = True
                                 break
                             land = nbr[land, d]

@@ -20,8 +20,8 @@ from typing import BinaryIO
 import httpx
 import pytest
 
-from tablebase.generator import run_pair_task
-from tablebase.slices import build_pairs
+from tablebase.build.task import run_pair_task
+from tablebase.material.slices import build_pairs
 
 # Small limits so the limit tests send small bodies (the service reads them from the env).
 LIMITS = {

@@ -9,7 +9,7 @@ import sys
 import pytest
 from adj_helpers import pdn
 from click.testing import CliRunner
-from conftest import REPO_ROOT, require_shared
+from conftest import REPO_ROOT, data_file
 
 from adjudicator.cli import main
 from adjudicator.pdn import read_games
@@ -111,7 +111,7 @@ def test_file_without_games(games):
 
 
 def test_malformed_file_is_a_game_error():
-    result = run([str(require_shared("pdn", "bad-nested-comment.pdn"))])
+    result = run([str(data_file("pdn", "bad-nested-comment.pdn"))])
     assert result.exit_code == 1
     assert "nested comment" in result.output
 
@@ -131,7 +131,7 @@ def test_console_script_without_traceback(tmp_path):
 
 
 def test_real_files():
-    wk = run(["--json", str(require_shared("pdn", "wk2003.pdn"))])
+    wk = run(["--json", str(data_file("pdn", "wk2003.pdn"))])
     assert wk.exit_code == 0 and len(wk.output.splitlines()) == 23
-    oca = run(["--json", "--variant", "english", str(require_shared("pdn", "OCA_2.0.pdn"))])
+    oca = run(["--json", "--variant", "english", str(data_file("pdn", "OCA_2.0.pdn"))])
     assert oca.exit_code == 0 and len(oca.output.splitlines()) == 43

@@ -175,7 +175,7 @@ def test_king_against_king_rule_agrees_with_a_built_table(tmp_path):
     import numpy as np
 
     import tablebase
-    from tablebase.generator import run_pair_task
+    from tablebase.build.task import run_pair_task
     from tablebase.rules import movegen as mg
     from tablebase.rules.drawrules import capture_forced
 
@@ -264,8 +264,8 @@ def test_unfinished_king_against_king_with_a_forced_capture_ruled_by_the_tables(
 @pytest.fixture(scope="module")
 def frisian_tables(tmp_path_factory):
     import tablebase
-    from tablebase.generator import run_pair_task
-    from tablebase.slices import build_pairs
+    from tablebase.build.task import run_pair_task
+    from tablebase.material.slices import build_pairs
 
     directory = tmp_path_factory.mktemp("frisian-db")
     for pair in build_pairs(3):

@@ -11,8 +11,8 @@ import httpx
 import pytest
 from service_helpers import Server, shared_service, start_server
 
-from tablebase.generator import run_pair_task
-from tablebase.slices import build_pairs
+from tablebase.build.task import run_pair_task
+from tablebase.material.slices import build_pairs
 
 BARRED_FEN = "W:W50,K23:B1,K26:H0:F1:+0+323"  # white's king on 23 made three quiet moves
 

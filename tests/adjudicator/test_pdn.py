@@ -21,13 +21,13 @@ from adjudicator.pdn import (
     write_games,
 )
 
-SHARED_PDN = Path(__file__).resolve().parents[2] / ".." / "shared" / "pdn"
+DATA_PDN = Path(__file__).resolve().parents[1] / "data" / "pdn"
 
 
-def shared(name: str) -> Path:
-    """A file of ../shared/pdn; a missing one fails the test (never a skip)."""
-    path = SHARED_PDN / name
-    assert path.is_file(), f"shared test file missing: {path} (../shared must be present)"
+def pdn_file(name: str) -> Path:
+    """A file of tests/data/pdn; a missing one fails the test (never a skip)."""
+    path = DATA_PDN / name
+    assert path.is_file(), f"test data file missing: {path}"
     return path
 
 
@@ -51,11 +51,11 @@ def error_of(text: str, **options) -> PdnError:
     return caught.value
 
 
-# ------------------------------------------------------------------------- the shared files
+# ----------------------------------------------------------------------- the real files
 
 
 def test_wk2003_reads_all_23_games():
-    games = list(read_games(shared("wk2003.pdn")))
+    games = list(read_games(pdn_file("wk2003.pdn")))
     assert len(games) == 23
     assert [g.index for g in games] == list(range(1, 24))
     assert all(g.error is None and g.game_type == 20 for g in games)
@@ -64,7 +64,7 @@ def test_wk2003_reads_all_23_games():
 
 
 def test_wk2003_first_game():
-    game = next(read_games(shared("wk2003.pdn")))
+    game = next(read_games(pdn_file("wk2003.pdn")))
     assert game.line == 1
     assert list(game.tags) == [
         "Event", "Date", "Site", "White", "Black", "Result", "Round", "GameType",
@@ -84,7 +84,7 @@ def test_wk2003_first_game():
 
 
 def test_wk2003_later_games():
-    games = list(read_games(shared("wk2003.pdn")))
+    games = list(read_games(pdn_file("wk2003.pdn")))
     fourth = games[3]
     assert (fourth.line, fourth.tags["White"], fourth.result_token) == (72, "Weitsman,V.", "0-1")
     assert move_ids(fourth)[-1] == (48, SECOND, "12-17")
@@ -96,7 +96,7 @@ def test_wk2003_later_games():
 
 
 def test_oca_reads_all_43_english_games():
-    games = list(read_games(shared("OCA_2.0.pdn")))
+    games = list(read_games(pdn_file("OCA_2.0.pdn")))
     assert len(games) == 43
     assert all(g.error is None and g.game_type is None for g in games)
     assert all(g.result_token == g.tags["Result"] for g in games)
@@ -113,7 +113,7 @@ def test_oca_reads_all_43_english_games():
 
 
 def test_bad_nested_comment_gives_a_precise_error():
-    path = shared("bad-nested-comment.pdn")
+    path = pdn_file("bad-nested-comment.pdn")
     with pytest.raises(PdnError) as caught:
         list(read_games(path))
     error = caught.value
@@ -124,7 +124,7 @@ def test_bad_nested_comment_gives_a_precise_error():
 
 
 def test_bad_nested_comment_collected_keeps_the_moves_read():
-    (game,) = read_games(shared("bad-nested-comment.pdn"), errors="collect")
+    (game,) = read_games(pdn_file("bad-nested-comment.pdn"), errors="collect")
     assert game.error is not None and "nested comment" in game.error.message
     assert [m.text for m in game.moves] == ["33-29", "19-23", "35-30"]
 
@@ -299,7 +299,7 @@ def test_malformed_text_gives_a_precise_error(text, message, line, col):
 
 
 def test_truncated_file_yields_complete_games_then_errors(tmp_path):
-    text = shared("wk2003.pdn").read_text()
+    text = pdn_file("wk2003.pdn").read_text()
     cut = text.index("30. 39", text.index("Erdenebileg"))  # inside game 5's movetext
     for end, message in [(cut + 4, "unexpected end of file"), (cut + 6, "incomplete move '39'")]:
         path = tmp_path / "cut.pdn"
@@ -430,10 +430,10 @@ def test_reading_a_large_stream_takes_constant_memory():
 
 
 def test_reads_stdin_like_and_binary_files(tmp_path):
-    text = shared("OCA_2.0.pdn").read_text()
+    text = pdn_file("OCA_2.0.pdn").read_text()
     assert len(list(read_games(io.StringIO(text)))) == 43
     assert len(list(read_games(io.BytesIO(text.encode())))) == 43
-    with shared("OCA_2.0.pdn").open() as handle:
+    with pdn_file("OCA_2.0.pdn").open() as handle:
         assert len(list(read_games(handle))) == 43
     error = error_of("1. 32-28 &")
     assert error.file == "t.pdn"
@@ -451,7 +451,7 @@ def test_format_tags_escapes():
 
 
 def test_write_game_layout_and_result():
-    game = next(read_games(shared("wk2003.pdn")))
+    game = next(read_games(pdn_file("wk2003.pdn")))
     text = write_game(game, "2-0")
     head, body = text.split("\n\n")
     assert '[Result "2-0"]' in head and '[Result "1/2-1/2"]' not in head
@@ -472,7 +472,7 @@ def test_write_game_starting_with_the_second_player():
 
 @pytest.mark.parametrize("name", ["wk2003.pdn", "OCA_2.0.pdn"])
 def test_round_trip(name):
-    games = list(read_games(shared(name)))
+    games = list(read_games(pdn_file(name)))
     out = io.StringIO()
     assert write_games(games, out) == len(games)
     again = list(read_games(io.StringIO(out.getvalue())))

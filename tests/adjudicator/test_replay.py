@@ -4,7 +4,7 @@ every game of the shared real-game files replaying legally."""
 from __future__ import annotations
 
 from adj_helpers import pdn, position
-from conftest import require_shared
+from conftest import data_file
 
 from adjudicator.drawrules import RuleOptions
 from adjudicator.pdn import read_games
@@ -73,7 +73,7 @@ def test_terminal():
 
 
 def _replay_file(name: str, variant) -> tuple[int, int, list[str]]:
-    path = require_shared("pdn", name)
+    path = data_file("pdn", name)
     games = plies = 0
     problems = []
     for game in read_games(path):

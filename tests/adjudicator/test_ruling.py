@@ -8,7 +8,7 @@ import json
 
 import pytest
 from adj_helpers import FakeTablebase, pdn
-from conftest import require_shared
+from conftest import data_file
 
 from adjudicator import RuleOptions, Ruling, rule_file, rule_game
 from adjudicator.pdn import read_games
@@ -152,7 +152,7 @@ def test_variant_override_beats_gametype():
 
 
 def test_bad_nested_comment_file():
-    (r,) = rule_file(require_shared("pdn", "bad-nested-comment.pdn"))
+    (r,) = rule_file(data_file("pdn", "bad-nested-comment.pdn"))
     assert r.reason == "pdn-error"
     assert "bad-nested-comment.pdn:1:34: game 1: nested comment" in r.detail
 
@@ -163,7 +163,7 @@ def test_missing_file_raises_oserror():
 
 
 def test_wk2003_every_game_ruled_without_errors():
-    rulings = list(rule_file(require_shared("pdn", "wk2003.pdn")))
+    rulings = list(rule_file(data_file("pdn", "wk2003.pdn")))
     assert len(rulings) == 23
     assert not [r.detail for r in rulings if r.is_error]
 

@@ -14,12 +14,12 @@ import httpx
 import pytest
 from adj_helpers import pdn
 from click.testing import CliRunner
-from conftest import require_shared
+from conftest import data_file
 from service_helpers import LIMITS, Server, shared_service
 
 import tablebase
 from adjudicator.cli import main
-from adjudicator.service import ServiceSettings, create_app, resolve_databases
+from adjudicator.service.app import ServiceSettings, create_app, resolve_databases
 
 MAX_BODY = int(LIMITS["ADJUDICATOR_MAX_BODY_BYTES"])
 MAX_GAMES = int(LIMITS["ADJUDICATOR_MAX_GAMES"])
@@ -232,7 +232,7 @@ def test_adjudicate_english_pdn_with_options_equals_the_cli(client, server, tmp_
 
 
 def test_adjudicate_real_world_file(client, server, tmp_path):
-    path = require_shared("pdn", "wk2003.pdn")
+    path = data_file("pdn", "wk2003.pdn")
     r = post_pdn(client, path.read_bytes())
     assert r.status_code == 200, r.text
     got = r.json()
@@ -241,7 +241,7 @@ def test_adjudicate_real_world_file(client, server, tmp_path):
 
 
 def test_adjudicate_too_many_games_in_a_real_file(client):
-    path = require_shared("pdn", "OCA_2.0.pdn")  # 43 games
+    path = data_file("pdn", "OCA_2.0.pdn")  # 43 games
     assert_error(post_pdn(client, path.read_bytes(), variant="english"), 413, "too many games")
     assert_up(client)
 
@@ -285,7 +285,7 @@ def test_adjudicate_without_content_type_sniffs_the_body(client):
 
 
 def test_adjudicate_malformed_pdn_collect_rules_it_pdn_error(client):
-    text = require_shared("pdn", "bad-nested-comment.pdn").read_text()
+    text = data_file("pdn", "bad-nested-comment.pdn").read_text()
     body = assert_error(post_pdn(client, text), 400, "malformed PDN", "nested comment")
     assert body["game"] == 1
     got = post_pdn(client, text, errors="collect").json()

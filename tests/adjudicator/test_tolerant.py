@@ -10,7 +10,7 @@ import tracemalloc
 import pytest
 from adj_helpers import pdn
 from click.testing import CliRunner
-from conftest import require_shared
+from conftest import data_file
 
 from adjudicator import RuleOptions, rule_file, rule_game
 from adjudicator.cli import main
@@ -148,14 +148,14 @@ def test_result_tag_differing_from_the_final_token_is_a_warning():
 
 
 def test_english_file_without_gametype_is_inferred():
-    rulings = list(rule_file(require_shared("pdn", "OCA_2.0.pdn")))
+    rulings = list(rule_file(data_file("pdn", "OCA_2.0.pdn")))
     assert len(rulings) == 43
     assert {r.variant for r in rulings} == {"english"}
     assert not any(r.is_error for r in rulings), [r.detail for r in rulings if r.is_error]
     inferred = "no GameType tag: variant english inferred"
     assert all(any(w.startswith(inferred) for w in r.warnings) for r in rulings)
     # an explicit option wins and says nothing
-    explicit = list(rule_file(require_shared("pdn", "OCA_2.0.pdn"), variant="english"))
+    explicit = list(rule_file(data_file("pdn", "OCA_2.0.pdn"), variant="english"))
     assert all(r.warnings == [] or inferred not in r.warnings[0] for r in explicit)
 
 

@@ -20,7 +20,7 @@ from fastapi.testclient import TestClient
 import tablebase
 from adjudicator import RuleOptions, rule_game
 from adjudicator.cli import main as adjudicator_cli
-from adjudicator.service import ServiceSettings, create_app
+from adjudicator.service.app import ServiceSettings, create_app
 from adjudicator.tablesearch import rule_position
 from tablebase.rules import legal_moves, play
 from tablebase.rules.countsearch import Search, position_key, under_count

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tablebase.generator import run_pair_task
-from tablebase.slices import Slice, build_pairs
+from tablebase.build.task import run_pair_task
+from tablebase.material.slices import Slice, build_pairs
 
 
 def build_db(directory: Path, variant: str, pieces: int) -> Path:
@@ -51,9 +51,9 @@ def with_a_changed_value(src: Path, dst: Path, name: str, offset: int, value: in
     ``value`` and ``longest`` as its longest win; returns ``(dst, the values written)``."""
     import numpy as np
 
+    from tablebase.material.slices import parse_slice
     from tablebase.rules.variants import INTERNATIONAL
-    from tablebase.slices import parse_slice
-    from tablebase.storage import SliceStats, read_attrs, read_slice, slice_path, write_slice
+    from tablebase.storage.files import SliceStats, read_attrs, read_slice, slice_path, write_slice
 
     dst.mkdir()
     for path in src.glob("*.h5"):
@@ -87,8 +87,9 @@ def assert_locally_consistent(variant, pair, solution, deps) -> None:
     and from the dependencies ``deps`` (a ``generator.FlatTables``)."""
     import numpy as np
 
-    from tablebase import generator, solve
-    from tablebase.index import BINOM, REVERSE16
+    from tablebase.build import task as generator
+    from tablebase.material.index import BINOM, REVERSE16
+    from tablebase.solve import whole as solve
 
     flat = generator.FlatTables(variant, (*pair, *deps.where), np.uint16)
     for s in pair:
@@ -107,7 +108,7 @@ def assert_locally_consistent(variant, pair, solution, deps) -> None:
 def lengthened(db: Path, variant, pair, plies: int):
     """The dependencies of ``pair`` read from ``db`` with two bytes, every decided distance
     ``plies`` longer (an even number: wins stay wins, losses losses)."""
-    from tablebase import generator
+    from tablebase.build import task as generator
 
     deps = generator.dependency_tables(db, variant, pair)
     deps.widen()
@@ -118,7 +119,7 @@ def lengthened(db: Path, variant, pair, plies: int):
 def solved_with_widths(monkeypatch, variant, pair, deps):
     """The pair solved from ``deps`` (``generator.solve_tables``, two threads) and the state
     word widths it was tried with, in order; ``generator._solve`` is restored after."""
-    from tablebase import generator
+    from tablebase.build import task as generator
 
     real = generator._solve
     widths = []

@@ -1,6 +1,6 @@
 """The solver's capture successors (:func:`movegen.capture_successors`): the positions after
 every legal capture, each once, against the reference move lists of
-``../shared/reference/movegen_cases.jsonl`` (International, English) and against the move
+``tests/data/reference/movegen_cases.jsonl`` (International, English) and against the move
 generator followed by ``play_row`` on random placements of every variant."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""Datasets compressed and decompressed chunk by chunk in threads (:mod:`tablebase.chunkio`):
-with zlib they are the files h5py itself writes, byte for byte; with ISA-L, files HDF5's own
-filters read; either way the same bytes for any thread count, and they read back what h5py
-wrote; a damaged chunk is an error, not wrong values."""
+"""Datasets compressed and decompressed chunk by chunk in threads
+(:mod:`tablebase.storage.chunkio`): with zlib they are the files h5py itself writes, byte for
+byte; with ISA-L, files HDF5's own filters read; either way the same bytes for any thread
+count, and they read back what h5py wrote; a damaged chunk is an error, not wrong values."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import h5py
 import numpy as np
 import pytest
 
-from tablebase.chunkio import encoder, read_dataset, write_dataset
+from tablebase.storage.chunkio import encoder, read_dataset, write_dataset
 
 CASES = [  # dtype, shuffle, codec, entries (edge chunks included), chunk
     (np.uint8, False, "zlib-6", 1_000_003, 1 << 18),

@@ -16,14 +16,14 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from tablebase.cluster import DaskScheduler, _topological, parse_address  # noqa: E402
-from tablebase.dblock import LOCK_NAME  # noqa: E402
-from tablebase.faults import BuildError  # noqa: E402
-from tablebase.generator import PairReport, run_pair_task  # noqa: E402
+from tablebase.build.cluster import DaskScheduler, _topological, parse_address  # noqa: E402
+from tablebase.build.faults import BuildError  # noqa: E402
+from tablebase.build.folderlock import LOCK_NAME  # noqa: E402
+from tablebase.build.schedule import LocalScheduler, PairTask, Progress, build_graph  # noqa: E402
+from tablebase.build.task import PairReport, run_pair_task  # noqa: E402
+from tablebase.build.verify import verify_slice  # noqa: E402
+from tablebase.material.slices import all_slices  # noqa: E402
 from tablebase.rules.variants import INTERNATIONAL  # noqa: E402
-from tablebase.schedule import LocalScheduler, PairTask, Progress, build_graph  # noqa: E402
-from tablebase.slices import all_slices  # noqa: E402
-from tablebase.verify import verify_slice  # noqa: E402
 
 TARGET = ("0111", "1101")  # a 3-piece pair in the middle of the graph: others wait for it
 

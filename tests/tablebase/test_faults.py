@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from tablebase.dblock import FolderInUseError, lock_folder
-from tablebase.faults import BuildError, SliceWriteError, describe
-from tablebase.generator import PairReport, run_pair_task
-from tablebase.probe import Tablebase
+from tablebase.build.faults import BuildError, SliceWriteError, describe
+from tablebase.build.folderlock import FolderInUseError, lock_folder
+from tablebase.build.schedule import LocalScheduler, Progress, build_graph
+from tablebase.build.task import PairReport, run_pair_task
+from tablebase.material.slices import parse_slice
+from tablebase.probe.database import Tablebase
 from tablebase.rules.variants import INTERNATIONAL
-from tablebase.schedule import LocalScheduler, Progress, build_graph
-from tablebase.slices import parse_slice
-from tablebase.storage import TableFileError, read_slice, slice_path
+from tablebase.storage.files import TableFileError, read_slice, slice_path
 from tests.tablebase.conftest import same_table
 
 CLI = [sys.executable, "-m", "tablebase.cli"]
@@ -157,7 +157,7 @@ def failing_write_task(
 ) -> PairReport:
     """TARGET's write fails as a full disk (or, by the marker file, a read-only folder) does."""
     if tuple(names) == TARGET:
-        from tablebase import generator
+        from tablebase.build import task as generator
 
         code = int((Path(db) / "errno.txt").read_text())
 
@@ -307,7 +307,7 @@ def test_interrupt_kills_a_worker_in_the_middle_of_a_task() -> None:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    from tablebase.schedule import _kill_workers
+    from tablebase.build.schedule import _kill_workers
 
     pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
     busy = pool.submit(time.sleep, 60)

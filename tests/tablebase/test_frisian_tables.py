@@ -12,13 +12,13 @@ from click.testing import CliRunner
 from tables_api_check import check, sample
 
 import tablebase
+from tablebase.build.task import run_pair_task
 from tablebase.cli import main
-from tablebase.generator import run_pair_task
+from tablebase.material.slices import build_pairs, parse_slice
 from tablebase.rules import legal_moves
 from tablebase.rules.position import Position
 from tablebase.rules.variants import FRISIAN
-from tablebase.slices import build_pairs, parse_slice
-from tablebase.storage import read_attrs, slice_path
+from tablebase.storage.files import read_attrs, slice_path
 
 
 @pytest.fixture(scope="module")

@@ -7,13 +7,13 @@ import json
 import numpy as np
 import pytest
 
-from tablebase.generator import load_dependencies, slice_stats, solve_pair
-from tablebase.probe import Tablebase
+from tablebase.build.task import load_dependencies, slice_stats, solve_pair
+from tablebase.build.verify import verify_slice
+from tablebase.material.slices import Slice, build_pairs, parse_slice
+from tablebase.probe.database import Tablebase
 from tablebase.rules.variants import ENGLISH, INTERNATIONAL
-from tablebase.slices import Slice, build_pairs, parse_slice
-from tablebase.storage import read_attrs, read_slice, slice_path
-from tablebase.verify import verify_slice
-from tests.conftest import require_shared
+from tablebase.storage.files import read_attrs, read_slice, slice_path
+from tests.conftest import data_file
 
 
 @pytest.mark.parametrize("variant", [INTERNATIONAL, ENGLISH], ids=lambda v: v.name)
@@ -31,7 +31,7 @@ def test_verify_detects_a_wrong_value(db3_international, tmp_path) -> None:
     """Flip one stored value (with a matching checksum) and verify must name it."""
     import shutil
 
-    from tablebase.storage import write_slice
+    from tablebase.storage.files import write_slice
 
     db = tmp_path / "international"
     shutil.copytree(db3_international, db)
@@ -47,7 +47,7 @@ def test_verify_detects_a_wrong_value(db3_international, tmp_path) -> None:
 
 
 def _published():
-    path = require_shared("reference", "longest_wins.json")
+    path = data_file("reference", "longest_wins.json")
     data = json.loads(path.read_text())
     assert data["variant"] == "international"
     return data["positions"]
@@ -118,7 +118,7 @@ def test_known_positions(db3_international, db3_english) -> None:
 def test_value_counts_is_the_definition() -> None:
     """The counts and the first entry of the longest win, counted in parallel blocks of
     boards, against plain numpy over the valid entries."""
-    from tablebase.solve import value_counts
+    from tablebase.solve.whole import value_counts
 
     rng = np.random.default_rng(4)
     for boards, per in ((1, 1), (7, 3), (1000, 1), (5000, 4)):
@@ -139,8 +139,8 @@ def test_a_pair_report_says_where_its_time_went(db3_international, tmp_path) -> 
     # a 3-piece pair solved afresh beside a copy of its dependencies
     import shutil
 
-    from tablebase.generator import PHASES, run_pair_task
-    from tablebase.slices import pair_dependencies
+    from tablebase.build.task import PHASES, run_pair_task
+    from tablebase.material.slices import pair_dependencies
 
     pair = (parse_slice("1011"), parse_slice("1110"))
     for d in pair_dependencies(pair[0]):

@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tablebase.index import BINOM, index_parts, position_from_index, position_index
+from tablebase.material.index import BINOM, index_parts, position_from_index, position_index
+from tablebase.material.slices import Slice, all_slices, slice_size
 from tablebase.rules.variants import ENGLISH, INTERNATIONAL
-from tablebase.slices import Slice, all_slices, slice_size
-from tablebase.solve import valid_mask
+from tablebase.solve.whole import valid_mask
 
 SLICES = [s for s in all_slices(5)]
 
@@ -51,7 +51,7 @@ def test_colex_unrank_lists_every_subset_in_colex_order(n: int, k: int) -> None:
     by closed forms, three by bisection)."""
     from itertools import combinations
 
-    from tablebase.index import _unrank_colex
+    from tablebase.material.index import _unrank_colex
 
     colex = sorted(combinations(range(n), k), key=lambda c: c[::-1])
     assert len(colex) == BINOM[n, k]
@@ -95,7 +95,7 @@ def test_sizes() -> None:
 @pytest.mark.parametrize("nsq", [32, 50])
 def test_reverse_board_is_the_180_degree_rotation(nsq):
     """Square s goes to nsq-1-s, for every square and for random sets of squares."""
-    from tablebase.index import REVERSE16, reverse_board
+    from tablebase.material.index import REVERSE16, reverse_board
 
     rng = np.random.default_rng(7)
     for s in range(nsq):

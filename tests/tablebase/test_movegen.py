@@ -1,5 +1,5 @@
 """Move generation: one concrete position per rule, perft from the start position and the
-500 reference positions of ``../shared/reference/movegen_cases.jsonl``."""
+500 reference positions of ``tests/data/reference/movegen_cases.jsonl``."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 
 import tablebase
-from tablebase.probe import decode
+from tablebase.probe.database import decode
 from tablebase.rules import legal_moves, play
 from tablebase.rules.position import Position
 
@@ -112,7 +112,7 @@ def test_material_beyond_slice_codes_is_missing_not_wrapped(db3_international) -
     """Eight or more pieces of one kind must name the real slice, not a wrapped code."""
     import pytest
 
-    from tablebase.probe import MissingSliceError
+    from tablebase.probe.database import MissingSliceError
 
     with tablebase.open(db3_international) as tb:
         for fen, name in [

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from tablebase.probe import Tablebase
+from tablebase.material.slices import Slice, material_pairs, parse_slice
+from tablebase.probe.database import Tablebase
 from tablebase.rules.position import Position
 from tablebase.rules.variants import ENGLISH
-from tablebase.slices import Slice, material_pairs, parse_slice
-from tablebase.storage import read_attrs, slice_path
+from tablebase.storage.files import read_attrs, slice_path
 from tests.tablebase.conftest import solve_into
 
 FACTS = json.loads(

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from tablebase.dblock import LOCK_NAME
-from tablebase.probe import MissingSliceError, Tablebase
+from tablebase.build.folderlock import LOCK_NAME
+from tablebase.material.slices import parse_slice
+from tablebase.probe.database import MissingSliceError, Tablebase
 from tablebase.rules.variants import INTERNATIONAL
-from tablebase.slices import parse_slice
-from tablebase.storage import TableFileError, read_slice, slice_path
+from tablebase.storage.files import TableFileError, read_slice, slice_path
 from tests.tablebase.conftest import same_table
 
 CLI = [sys.executable, "-m", "tablebase.cli"]

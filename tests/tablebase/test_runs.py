@@ -14,9 +14,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from tablebase import generator as g
-from tablebase import solve_runs
-from tablebase.index import (
+from tablebase.build import task as g
+from tablebase.material.index import (
     BINOM,
     entry_index,
     mirror_run_code,
@@ -26,8 +25,9 @@ from tablebase.index import (
     run_of_code,
     run_states,
 )
+from tablebase.material.slices import Slice, build_pairs, pair_dependencies
 from tablebase.rules.variants import INTERNATIONAL
-from tablebase.slices import Slice, build_pairs, pair_dependencies
+from tablebase.solve import runs as solve_runs
 
 INTL_RUNS = dataclasses.replace(INTERNATIONAL, name="international-runs", king_move_limit=3)
 
@@ -157,7 +157,7 @@ def test_the_limit_changes_values(runs3):
     differ = (vals != vals[:, :1]).any(axis=1)
     assert differ.sum() > 0
     # a run of 3 (the king barred) is never better for white than no run
-    from tablebase.values import decode
+    from tablebase.storage.values import decode
 
     for row in vals[differ][:500]:
         free, barred = decode(int(row[0]))[0], decode(int(row[3]))[0]

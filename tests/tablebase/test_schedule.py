@@ -12,10 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tablebase.faults import MemoryBudgetError
-from tablebase.generator import PairReport
-from tablebase.rules.variants import INTERNATIONAL
-from tablebase.schedule import (
+from tablebase.build.faults import MemoryBudgetError
+from tablebase.build.schedule import (
     LocalScheduler,
     Progress,
     build_graph,
@@ -23,8 +21,10 @@ from tablebase.schedule import (
     parse_size,
     thread_share,
 )
-from tablebase.slices import material_pairs, parse_material
-from tablebase.storage import SliceStats
+from tablebase.build.task import PairReport
+from tablebase.material.slices import material_pairs, parse_material
+from tablebase.rules.variants import INTERNATIONAL
+from tablebase.storage.files import SliceStats
 from tests.tablebase.conftest import same_table
 
 CLI = [sys.executable, "-m", "tablebase.cli"]
@@ -190,7 +190,7 @@ def test_generate_refuses_a_budget_below_one_task(tmp_path) -> None:
 
 
 def test_default_budget_is_most_of_the_available_memory() -> None:
-    from tablebase.schedule import available_memory, default_memory
+    from tablebase.build.schedule import available_memory, default_memory
 
     avail = available_memory()
     assert 0 < default_memory() <= avail
@@ -202,19 +202,17 @@ def test_default_budget_is_most_of_the_available_memory() -> None:
 def test_log_progress_is_one_line_per_pair_with_slices_rate_and_eta(caplog) -> None:
     import logging
 
-    from tablebase.progress import LogProgress
+    from tablebase.build.progress import LogProgress
 
     tasks = build_graph(INTERNATIONAL, 2)  # 0101, 0110+1001, 1010: 4 slices
     st = SliceStats(10, 5, 3, 2, 7, 1)
     p = LogProgress(slices_total=4)
-    with caplog.at_level(logging.INFO, logger="tablebase.progress"):
+    with caplog.at_level(logging.INFO, logger="tablebase.build.progress"):
         p.start(len(tasks), sum(t.entries for t in tasks))
         for i, t in enumerate(tasks):
             p.begin(t)
             phases = (0.0,) * 4 if i == 0 else (0.05, 0.25, 0.125, 0.0625)
-            report = PairReport(
-                t.names, (st,) * len(t.names), t.entries, 0.5, i == 0, 0, phases
-            )
+            report = PairReport(t.names, (st,) * len(t.names), t.entries, 0.5, i == 0, 0, phases)
             p.done(t, report)
         p.finish()
     lines = [r.getMessage() for r in caplog.records]
@@ -231,7 +229,7 @@ def test_log_progress_is_one_line_per_pair_with_slices_rate_and_eta(caplog) -> N
 def test_terminal_progress_bar_shows_slices_rate_and_eta(monkeypatch) -> None:
     import io
 
-    from tablebase.progress import TerminalProgress
+    from tablebase.build.progress import TerminalProgress
 
     out = io.StringIO()
     monkeypatch.setattr(sys, "stderr", out)
@@ -253,7 +251,7 @@ def test_terminal_progress_bar_shows_slices_rate_and_eta(monkeypatch) -> None:
 
 
 def test_a_containers_memory_limit_bounds_the_default_budget(tmp_path) -> None:
-    from tablebase.schedule import _cgroup_memory_left
+    from tablebase.build.schedule import _cgroup_memory_left
 
     (tmp_path / "memory.max").write_text("8589934592\n")
     (tmp_path / "memory.current").write_text("1073741824\n")
@@ -266,7 +264,7 @@ def test_a_containers_memory_limit_bounds_the_default_budget(tmp_path) -> None:
 def sharing_task(variant_name: str, names: tuple[str, ...], db: str, threads: int) -> PairReport:
     """Records the thread share it sees once both tasks run (``together``), then, for the
     task that outlives the other, the share once it runs alone (``alone``)."""
-    from tablebase import generator
+    from tablebase.build import task as generator
 
     me, d = "+".join(names), Path(db)
     (d / f"started-{me}").touch()
@@ -309,8 +307,8 @@ def test_dependencies_stored_wide_raise_a_tasks_estimate(db3_international, tmp_
     bytes: its estimate is taken again from the files once it is ready, and a budget that
     held the one-byte estimate but not this one stops the build naming the pair, the task
     never started; a budget that holds it runs the pair."""
-    from tablebase.generator import pair_memory
-    from tablebase.values import encode
+    from tablebase.build.task import pair_memory
+    from tablebase.storage.values import encode
     from tests.tablebase.conftest import with_a_changed_value
 
     pair = parse_material("1020").pair
@@ -337,7 +335,7 @@ def talking_task(variant_name: str, names: tuple[str, ...], db: str, threads: in
     """:func:`timed_task` that logs one INFO and one WARNING record from its worker."""
     import logging
 
-    log = logging.getLogger("tablebase.generator")
+    log = logging.getLogger("tablebase.build.task")
     log.info("info from %s", "+".join(names))
     log.warning("warning from %s", "+".join(names))
     return timed_task(variant_name, names, db, threads)

@@ -1,5 +1,5 @@
-"""The solver by men configurations (:mod:`tablebase.solve_men`) against the passes over the
-whole pair (:mod:`tablebase.solve`) and against the rules engine: the same values and the
+"""The solver by men configurations (:mod:`tablebase.solve.men`) against the passes over the
+whole pair (:mod:`tablebase.solve.whole`) and against the rules engine: the same values and the
 same unstored bits on every pair it solves up to four pieces, in every variant without king
 runs; locally consistent values; and the order of its configurations."""
 
@@ -8,11 +8,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tablebase import generator, solve_men
-from tablebase.index import BINOM, men_rank
+from tablebase.build import task as generator
+from tablebase.material.index import BINOM, men_rank
+from tablebase.material.slices import build_pairs, parse_slice
 from tablebase.rules import movegen as mg
 from tablebase.rules.variants import BRAZILIAN, ENGLISH, INTERNATIONAL, RUSSIAN, Variant
-from tablebase.slices import build_pairs, parse_slice
+from tablebase.solve import men as solve_men
 from tests.tablebase.conftest import (
     assert_locally_consistent,
     build_db,
@@ -54,7 +55,7 @@ def test_every_pair_by_men_equals_the_whole_pair_solve(dbs, monkeypatch, variant
     """Every pair of three and four pieces the configurations' solver takes: the values in
     its files and its unstored bits equal those of the passes over the whole pair from the
     same dependencies, and are locally consistent."""
-    from tablebase.storage import read_slice, slice_path
+    from tablebase.storage.files import read_slice, slice_path
 
     pairs = [p for p in build_pairs(4) if sum(tuple(p[0])) >= 3 and generator.by_men(variant, p)]
     assert len(pairs) >= 4
@@ -93,7 +94,7 @@ def test_long_exits_stay_in_two_byte_words(dbs, monkeypatch) -> None:
     ("variant", "name"), [(ENGLISH, "1121"), (INTERNATIONAL, "2012"), (RUSSIAN, "1120")]
 )
 def test_every_mans_step_leads_to_a_configuration_solved_before(variant, name) -> None:
-    """In :func:`tablebase.solve_men.config_order`, each configuration comes once, and every
+    """In :func:`tablebase.solve.men.config_order`, each configuration comes once, and every
     quiet step of a man of either colour (not onto its promotion row) leads to a
     configuration of an earlier group."""
     counts = np.array(tuple(parse_slice(name)), dtype=np.int64)

@@ -6,15 +6,22 @@ import numpy as np
 import pytest
 from numba import njit, prange
 
-from tablebase import generator, solve
-from tablebase.atomics import cas, prefetch
-from tablebase.index import BINOM, REVERSE16, index_parts, position_from_index, position_index
+from tablebase.build import task as generator
+from tablebase.material.index import (
+    BINOM,
+    REVERSE16,
+    index_parts,
+    position_from_index,
+    position_index,
+)
+from tablebase.material.slices import Slice, parse_slice
 from tablebase.rules import movegen as mg
 from tablebase.rules import quiet_unmoves
 from tablebase.rules.position import Position
 from tablebase.rules.variants import ENGLISH, INTERNATIONAL
-from tablebase.slices import Slice, parse_slice
-from tablebase.storage import read_slice, slice_path
+from tablebase.solve import whole as solve
+from tablebase.solve.atomics import cas, prefetch
+from tablebase.storage.files import read_slice, slice_path
 from tests.tablebase.conftest import assert_locally_consistent, lengthened, solved_with_widths
 
 
@@ -172,7 +179,11 @@ def test_quiet_move_count_is_the_engines_move_list(variant, name) -> None:
         assert m == 3 + len(promoting)  # appended after the places already queued
         want = [
             solve.place_after(
-                offsets, variant.squares, variant.per_row, BINOM, REVERSE16,
+                offsets,
+                variant.squares,
+                variant.per_row,
+                BINOM,
+                REVERSE16,
                 *map(np.uint64, mg.play_row(wm, wk, bm, bk, moves, i)),
             )  # fmt: skip
             for i in promoting
@@ -288,7 +299,7 @@ def test_working_memory_is_two_bytes_per_entry() -> None:
 def test_dont_care_entries_are_the_wdl_parts_definition(db3_international) -> None:
     """The solver's flags of entries without a stored WDL code (not positions, captures
     pending) equal the WDL part's own plain definition of them."""
-    from tablebase.wdl import DONT_CARE, classify
+    from tablebase.storage.wdl import DONT_CARE, classify
 
     for names in (("1020", "2010"), ("0201", "0102"), ("1011", "1110")):
         pair = tuple(parse_slice(n) for n in names)

@@ -7,11 +7,11 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-import tablebase.generator as generator
+from tablebase.build import task as generator
+from tablebase.build.verify import verify_pair
 from tablebase.cli import main
+from tablebase.material.slices import pair_dependencies, parse_slice
 from tablebase.rules.variants import INTERNATIONAL
-from tablebase.slices import pair_dependencies, parse_slice
-from tablebase.verify import verify_pair
 
 
 def test_verify_reads_each_file_of_a_pair_once(db3_international, monkeypatch) -> None:
@@ -50,7 +50,7 @@ def test_verify_reads_two_byte_values(db3_international, tmp_path) -> None:
 
     import numpy as np
 
-    from tablebase.storage import (
+    from tablebase.storage.files import (
         SliceStats,
         read_attrs,
         read_slice,
@@ -59,8 +59,8 @@ def test_verify_reads_two_byte_values(db3_international, tmp_path) -> None:
         write_parts,
         write_slice,
     )
-    from tablebase.values import decode, dtw_histogram, encode
-    from tablebase.wdl import encode_wdl
+    from tablebase.storage.values import decode, dtw_histogram, encode
+    from tablebase.storage.wdl import encode_wdl
 
     db = tmp_path / "international"
     shutil.copytree(db3_international, db)
@@ -93,7 +93,7 @@ def test_verify_reads_two_byte_values(db3_international, tmp_path) -> None:
 def test_sample_indices_are_distinct_sorted_and_in_range() -> None:
     import numpy as np
 
-    from tablebase.verify import sample_indices
+    from tablebase.build.verify import sample_indices
 
     for size, sample in ((10, 10), (10, 7), (1000, 400), (238_360_500, 100_000)):
         got = sample_indices(size, sample, seed=1)

@@ -13,15 +13,15 @@ import numpy as np
 import pytest
 
 import tablebase
-from tablebase.export import export_database
-from tablebase.generator import run_pair_task
-from tablebase.index import BINOM, position_from_index
+from tablebase.build.task import run_pair_task
+from tablebase.material.index import BINOM, position_from_index
+from tablebase.material.slices import parse_slice
 from tablebase.rules import has_capture
 from tablebase.rules.position import Position
 from tablebase.rules.variants import FRISIAN, INTERNATIONAL
-from tablebase.slices import parse_slice
-from tablebase.solve import valid_mask
-from tablebase.storage import (
+from tablebase.solve.whole import valid_mask
+from tablebase.storage.export import export_database
+from tablebase.storage.files import (
     WDL_CAPTURES,
     WDL_DATASET,
     read_attrs,
@@ -31,7 +31,7 @@ from tablebase.storage import (
     slice_path,
     write_parts,
 )
-from tablebase.wdl import codes_of, encode_wdl, non_positions, pack, unpack
+from tablebase.storage.wdl import codes_of, encode_wdl, non_positions, pack, unpack
 from tests.conftest import tablebase_cli
 
 FOUR = ("0103", "0301", "0202", "0112", "1201", "0211", "1102")  # kings, and men with kings
@@ -116,9 +116,7 @@ def test_every_position_probes_like_the_values(db34, copies, copy) -> None:
     small = tablebase.open(copies[copy])
     kinds = {read_attrs(p)["wdl_captures_stored"] for p in copies[copy].glob("*.h5")}
     both = {True, False}
-    assert kinds == {"stored": {True}, "resolved": {False}, "by_pieces": both, "mixed": both}[
-        copy
-    ]
+    assert kinds == {"stored": {True}, "resolved": {False}, "by_pieces": both, "mixed": both}[copy]
     if copy == "by_pieces":
         for path in copies[copy].glob("*.h5"):
             stored = read_attrs(path)["wdl_captures_stored"]
@@ -173,7 +171,7 @@ def test_a_stored_capture_code_is_read_not_searched(db34, tmp_path) -> None:
 def test_capture_into_a_missing_slice(db34, copies, tmp_path) -> None:
     """A capture position of a slice storing captures answers without the slice its
     captures reach; in the older form the error names that slice."""
-    from tablebase.probe import MissingSliceError
+    from tablebase.probe.database import MissingSliceError
 
     fen = "W:WK28:B23,K1"  # 28x19 leaves one king each: slice 0101
     with tablebase.open(db34) as full:
@@ -230,11 +228,11 @@ def test_export_converts_the_older_form(db34, copies, tmp_path) -> None:
 
 def test_wdl_only_copy_stores_captures_up_to_five_pieces(db34, copies, tmp_path) -> None:
     """``export --wdl-only`` stores capture codes in the slices of up to five pieces and
-    leaves them to the prober above (:data:`tablebase.export.STORE_CAPTURES_UP_TO`): on
+    leaves them to the prober above (:data:`tablebase.storage.export.STORE_CAPTURES_UP_TO`): on
     2-4 pieces it writes the bytes of ``--store-captures``; ``--store-captures-up-to 3``
     writes the stored bytes up to three pieces and the smaller form's at four. Asking for two
     forms is a usage error that writes nothing."""
-    from tablebase.export import STORE_CAPTURES_UP_TO, captures_stored_up_to
+    from tablebase.storage.export import STORE_CAPTURES_UP_TO, captures_stored_up_to
 
     assert STORE_CAPTURES_UP_TO == 5
     assert captures_stored_up_to(True, False, False, None) == 5
@@ -273,7 +271,7 @@ def test_wdl_only_copy_stores_captures_up_to_five_pieces(db34, copies, tmp_path)
 
 
 def test_non_positions_are_the_entries_two_men_share(db34) -> None:
-    """:func:`tablebase.wdl.non_positions` against the solver's ``valid_mask`` and the
+    """:func:`tablebase.storage.wdl.non_positions` against the solver's ``valid_mask`` and the
     index's own ``ok``, for slices with men on both sides, one side, none, and (Frisian)
     king-run states."""
     v = INTERNATIONAL

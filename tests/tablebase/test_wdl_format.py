@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 import tablebase
-from tablebase.index import BINOM, position_from_index
-from tablebase.probe import DistancesUnavailableError
+from tablebase.material.index import BINOM, position_from_index
+from tablebase.material.slices import parse_slice
+from tablebase.probe.database import DistancesUnavailableError
 from tablebase.rules.position import Position
 from tablebase.rules.variants import INTERNATIONAL
-from tablebase.slices import parse_slice
-from tablebase.storage import (
+from tablebase.storage.files import (
     DATASET,
     TableFileError,
     read_attrs,
@@ -24,8 +24,8 @@ from tablebase.storage import (
     read_wdl,
     slice_path,
 )
-from tablebase.values import decode, encode, narrowed, value_dtype
-from tablebase.wdl import DONT_CARE, classify, exact_wdl, unpack
+from tablebase.storage.values import decode, encode, narrowed, value_dtype
+from tablebase.storage.wdl import DONT_CARE, classify, exact_wdl, unpack
 from tests.conftest import tablebase_cli
 from tests.tablebase.conftest import with_a_changed_value
 
@@ -263,8 +263,8 @@ def test_stats_lists_longest_wins_and_plots(db3_international, wdl_copy, tmp_pat
 def test_run_scan_encoding_equals_the_plain_definition(db3_international) -> None:
     """The writer's one-scan encoding gives exactly the codes of the plain definition: every
     entry classified (non-position, capture, or its code), then don't-care filled."""
-    from tablebase.index import BINOM as binom
-    from tablebase.wdl import classify, fill_dont_care, filled_codes
+    from tablebase.material.index import BINOM as binom
+    from tablebase.storage.wdl import classify, fill_dont_care, filled_codes
 
     v = INTERNATIONAL
     for path in sorted(db3_international.glob("*.h5")):

@@ -10,8 +10,8 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from tablebase.values import dtw_histogram
-from tablebase.wdl import DONT_CARE, codes_of, encode_wdl, fill_dont_care, pack, pack_filled
+from tablebase.storage.values import dtw_histogram
+from tablebase.storage.wdl import DONT_CARE, codes_of, encode_wdl, fill_dont_care, pack, pack_filled
 
 
 def _values(n: int, dtype, seed: int) -> np.ndarray:
@@ -49,8 +49,8 @@ def test_pack_filled_is_the_definition():
 
 
 def test_encode_wdl_takes_bits_or_bools():
+    from tablebase.material.slices import Slice
     from tablebase.rules.variants import INTERNATIONAL
-    from tablebase.slices import Slice
 
     s = Slice(0, 1, 0, 1)  # only the size matters with dont_care given
     n = s.size(INTERNATIONAL)

@@ -1,13 +1,13 @@
 """The compact win/draw/loss part of a slice: encoding for distribution, probing with captures.
 
-Each index entry gets a two-bit code (:mod:`tablebase.values`: draw 0, win 1, loss 2), four
+Each index entry gets a two-bit code (:mod:`tablebase.storage.values`: draw 0, win 1, loss 2), four
 entries to a byte, entry ``i`` in bits ``2 * (i % 4)`` and up of byte ``i // 4``.
 
 **Two forms.** Entries that are not positions (two men on one square) never need their code
 read. A part **with captures stored** (as the generator writes it; ``captures="stored"`` on
-the dataset, :data:`tablebase.storage.WDL_CAPTURES`) holds every position's own code,
+the dataset, :data:`tablebase.storage.files.WDL_CAPTURES`) holds every position's own code,
 capture positions included: a probe reads one code. A part **with captures resolved** (the
-smaller form, the default of the WDL-only copy: :mod:`tablebase.export`) leaves capture
+smaller form, the default of the WDL-only copy: :mod:`tablebase.storage.export`) leaves capture
 positions don't-care as well: a capture position's result
 follows from its captures, whose positions have fewer pieces and so lie in smaller slices,
 and the prober resolves it there (recursively, as a capture may lead to another capture
@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from tablebase.index import (
+from tablebase.material.index import (
     BINOM,
     REVERSE16,
     _unrank_colex,
@@ -40,11 +40,11 @@ from tablebase.index import (
     position_from_index,
     reverse_board,
 )
+from tablebase.material.slices import UNCODED, Slice, material_code, successors
 from tablebase.rules import movegen as mg
 from tablebase.rules.kernel import kernel
 from tablebase.rules.variants import Variant
-from tablebase.slices import UNCODED, Slice, material_code, successors
-from tablebase.values import wdl_code
+from tablebase.storage.values import wdl_code
 
 DONT_CARE = 3  # transient code while encoding; never stored
 MAX_CAPTURE_DEPTH = 16  # capture positions in a row, bounded by the pieces on the board
@@ -244,9 +244,7 @@ def encode_wdl(
         return pack_filled(values, non_positions(variant, s))
     if dont_care is None:
         if variant.king_move_limit > 0:  # filled_codes reads entry i as board i
-            raise ValueError(
-                f"{s.name}: a slice with king runs needs the solver's don't-care bits"
-            )
+            raise ValueError(f"{s.name}: a slice with king runs needs the solver's don't-care bits")
         counts = np.array(tuple(s), dtype=np.int64)
         codes = filled_codes(
             values, variant.neighbours, variant.rules, BINOM, counts, max(1, threads) * 8

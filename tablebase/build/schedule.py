@@ -1,6 +1,6 @@
 """Scheduling slice-pair tasks: the dependency graph and the local process-pool backend.
 
-The scheduler knows nothing about solving: it runs :func:`tablebase.generator.run_pair_task`
+The scheduler knows nothing about solving: it runs :func:`tablebase.build.task.run_pair_task`
 for each pair once the pairs it depends on are done. :class:`LocalScheduler` uses worker
 processes on this machine; a cluster backend hands the same task function to its engine.
 Worker log records reach the parent's handlers through a queue (``logging.handlers``'
@@ -8,11 +8,11 @@ Worker log records reach the parent's handlers through a queue (``logging.handle
 
 Invariants of :class:`LocalScheduler`:
 
-* **memory**: the estimated memory (:func:`tablebase.solve.task_memory_bytes`) of the tasks
+* **memory**: the estimated memory (:func:`tablebase.solve.whole.task_memory_bytes`) of the tasks
   running at once never exceeds the budget; a task that alone exceeds it stops the build
-  before anything starts (:class:`~tablebase.faults.MemoryBudgetError`). A task's estimate
+  before anything starts (:class:`~tablebase.build.faults.MemoryBudgetError`). A task's estimate
   is taken again when its dependencies are done, from their files
-  (:func:`tablebase.generator.pair_memory`: dependencies stored with 16-bit values are read
+  (:func:`tablebase.build.task.pair_memory`: dependencies stored with 16-bit values are read
   with two bytes each); one that then exceeds the budget alone stops the build there, the
   pairs done kept;
 * **workers end with their parent**: each worker asks the kernel to kill it when its parent
@@ -20,7 +20,7 @@ Invariants of :class:`LocalScheduler`:
   ``kill -9`` of the build leaves no worker running and no table written afterwards;
 * **a failure ends the build in one line**: the first failed task stops new tasks, the
   running ones are killed (their temporary files never count as tables; files already
-  renamed into place are kept), and :class:`~tablebase.faults.BuildError` names the pair and
+  renamed into place are kept), and :class:`~tablebase.build.faults.BuildError` names the pair and
   the cause.
 """
 
@@ -42,12 +42,12 @@ from dataclasses import dataclass
 from logging.handlers import QueueHandler, QueueListener
 from pathlib import Path
 
-from tablebase.faults import BuildError, MemoryBudgetError, describe
-from tablebase.generator import PairReport, pair_memory, run_pair_task
+from tablebase.build.faults import BuildError, MemoryBudgetError, describe
+from tablebase.build.task import PairReport, pair_memory, run_pair_task
+from tablebase.material.slices import Slice, build_pairs, pair_dependencies, parse_slice
 from tablebase.rules.variants import Variant
-from tablebase.slices import Slice, build_pairs, pair_dependencies, parse_slice
 
-log = logging.getLogger("tablebase.schedule")
+log = logging.getLogger("tablebase.build.schedule")
 
 
 @dataclass(frozen=True)
@@ -200,7 +200,7 @@ WATCHDOG_SECONDS = 0.5
 def _end_with_parent(parent: int, share=None, records=None, level: int = logging.WARNING) -> None:
     """Worker initialiser: die when the process ``parent`` is gone, whatever killed it;
     take the compiled threads of each pass from ``share`` (see
-    :data:`tablebase.generator.THREAD_SHARE`) when given; send the log records of
+    :data:`tablebase.build.task.THREAD_SHARE`) when given; send the log records of
     ``tablebase`` at ``level`` and above to the queue ``records`` (the parent writes them)."""
     if records is not None:
         logging.getLogger().handlers[:] = [QueueHandler(records)]
@@ -213,7 +213,7 @@ def _end_with_parent(parent: int, share=None, records=None, level: int = logging
             pass  # the watchdog below still ends the worker
     if os.getppid() != parent:  # the parent died before prctl took effect
         os._exit(1)
-    from tablebase import generator
+    from tablebase.build import task as generator
 
     generator.PARENT_PID = parent  # checked again before each table is written
     generator.THREAD_SHARE = share

@@ -2,7 +2,7 @@
 
 These passes run over the whole pair at once. A pair with men and enough king placements
 per men configuration is solved one configuration at a time instead
-(:mod:`tablebase.solve_men`), with this module's pass 1 and the same rules for the levels.
+(:mod:`tablebase.solve.men`), with this module's pass 1 and the same rules for the levels.
 
 **Values.** A stored value is one byte per position (two where a slice needs distances over
 254 plies, see ``docs/FORMAT.md``): ``0`` draw, otherwise ``dtw + 1`` where ``dtw`` is the
@@ -13,7 +13,7 @@ the mover the candidate ``s + 1``.
 **Working state.** While a pair is solved, each of its entries holds one state word of
 ``2 * vb`` bits, so the state of an entry is one memory access and the whole working set
 is 2 bytes per entry (``uint16``, ``vb = 8``; ``vb = 16``, a ``uint32``, only where an
-undecided word's half overflows, see :func:`tablebase.generator.solve_tables`):
+undecided word's half overflows, see :func:`tablebase.build.task.solve_tables`):
 
 * decided: ``DEC | value`` (``DEC`` = top bit; the value takes every bit below it, so a
   two-byte state word (``vb = 8``) holds decided distances far beyond one byte,
@@ -55,7 +55,7 @@ its flipped board (:data:`OWN_MIRROR`).
    ``L`` is a loss they are wins at ``L + 1``; if ``L`` is a win each undecided
    predecessor's ``count`` drops by one, and at 0 (with exits no later than ``L + 1``) it is a
    loss at ``L + 1``. Breadth-first order makes every distance exact. Threads change a state
-   word only by compare-and-swap (:mod:`tablebase.atomics`), from undecided to decided or
+   word only by compare-and-swap (:mod:`tablebase.solve.atomics`), from undecided to decided or
    to one count less, so no update is lost and a decided value never changes; a position
    set during level ``L`` has ``L + 1`` and is expanded only in the next level. The
    predecessor indices of several expanded positions (:data:`VISIT_BATCH`) are computed
@@ -77,8 +77,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from tablebase.atomics import cas, prefetch
-from tablebase.index import (
+from tablebase.material.index import (
     _unrank_colex,
     black_kings_at,
     board_prefix,
@@ -96,9 +95,10 @@ from tablebase.index import (
     rank_among_free,
     reverse_board,
 )
+from tablebase.material.slices import UNCODED, material_code
 from tablebase.rules import movegen as mg
 from tablebase.rules.kernel import kernel
-from tablebase.slices import UNCODED, material_code
+from tablebase.solve.atomics import cas, prefetch
 
 MISSING = -1  # lookup sentinel: a slice the solve was not given
 NO_PIECES = -2  # place sentinel: the side to move has no piece left (lost, value 1)
@@ -375,7 +375,7 @@ def _init_range(
     or have a capture pending (the entries the compact WDL part need not store).
     ``scratch``: :func:`init_scratch`. The boards are decoded from the entries, or, if
     ``wks`` is not empty, are the men ``wm0``, ``bm0`` with the kings ``wks[idx - lo]``,
-    ``bks[idx - lo]`` (one men configuration, :mod:`tablebase.solve_men`, whose boards are
+    ``bks[idx - lo]`` (one men configuration, :mod:`tablebase.solve.men`, whose boards are
     all positions).
 
     A position that reads solved tables (a capture pending, or promotions) has the places of
@@ -515,7 +515,7 @@ def predecessor_indices(
     between those squares); else the group is ranked anew. Predecessors in which the
     mover had a capture (so the quiet move was illegal) are included; their state is
     decided, so the caller skips them. Without ``with_men``, only the kings' un-moves (the
-    men's lead to another men configuration, :mod:`tablebase.solve_men`)."""
+    men's lead to another men configuration, :mod:`tablebase.solve.men`)."""
     nsq = rules[0]
     width = rules[5]
     flying = rules[1] != 0

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import click
 
+from tablebase.material.slices import Slice
 from tablebase.rules import legal_moves, perft
 from tablebase.rules.notation import move_text
 from tablebase.rules.position import FenError, Position
 from tablebase.rules.variants import VARIANTS, Variant, get_variant
-from tablebase.slices import Slice
 
 VARIANT_OPTION = click.option(
     "--variant",
@@ -126,7 +126,7 @@ def db_dir(db: str | None, variant: str) -> Path:
 def setup_logging(verbose: bool = False, progress_bar: bool = False) -> None:
     """Log to stderr; with ``progress_bar``, above the progress bar instead of through it."""
     if progress_bar:
-        from tablebase.progress import TqdmLogHandler
+        from tablebase.build.progress import TqdmLogHandler
 
         handler: logging.Handler = TqdmLogHandler()
     else:
@@ -141,7 +141,7 @@ def setup_logging(verbose: bool = False, progress_bar: bool = False) -> None:
 
 def parse_materials(names: tuple[str, ...]) -> list[Slice]:
     """The slices named by ``--material`` (a one-line error for a bad name)."""
-    from tablebase.slices import parse_material
+    from tablebase.material.slices import parse_material
 
     out = []
     for name in names:
@@ -154,9 +154,9 @@ def parse_materials(names: tuple[str, ...]) -> list[Slice]:
 
 def build_tasks(v: Variant, path: Path, pieces: int | None, materials: list[Slice]) -> list:
     """The pair tasks of ``--pieces`` and ``--material`` (with what they need and lack)."""
-    from tablebase.schedule import graph_for_pairs
-    from tablebase.slices import build_key, build_pairs, material_pairs
-    from tablebase.storage import TableFileError, check_header, slice_path
+    from tablebase.build.schedule import graph_for_pairs
+    from tablebase.material.slices import build_key, build_pairs, material_pairs
+    from tablebase.storage.files import TableFileError, check_header, slice_path
 
     def have(s) -> bool:
         try:
@@ -224,10 +224,10 @@ def generate_cmd(
 ) -> None:
     """Generate every slice up to PIECES pieces and/or the slices of each MATERIAL
     (resumes: complete slices are kept). One build per database folder at a time."""
-    from tablebase.dblock import FolderInUseError, lock_folder
-    from tablebase.faults import describe
-    from tablebase.progress import on_terminal
-    from tablebase.schedule import default_memory, parse_size
+    from tablebase.build.faults import describe
+    from tablebase.build.folderlock import FolderInUseError, lock_folder
+    from tablebase.build.progress import on_terminal
+    from tablebase.build.schedule import default_memory, parse_size
 
     if pieces is None and not materials:
         fail("give --pieces N, or one or more --material WMWKBMBK (e.g. --material 0402)")
@@ -263,10 +263,10 @@ def run_build(
     scheduler: str | None,
 ) -> None:
     """The build itself, with the database folder locked (see :func:`generate_cmd`)."""
-    from tablebase.faults import BuildError
-    from tablebase.progress import make_progress
-    from tablebase.schedule import LocalScheduler, default_jobs, human_bytes
-    from tablebase.storage import remove_stale_temporaries
+    from tablebase.build.faults import BuildError
+    from tablebase.build.progress import make_progress
+    from tablebase.build.schedule import LocalScheduler, default_jobs, human_bytes
+    from tablebase.storage.files import remove_stale_temporaries
 
     log = logging.getLogger("tablebase")
     try:
@@ -278,7 +278,7 @@ def run_build(
             what += (" and " if what else "") + " ".join(s.name for s in wanted)
         progress = make_progress(sum(len(t.names) for t in tasks))
         if scheduler:
-            from tablebase.cluster import DaskScheduler
+            from tablebase.build.cluster import DaskScheduler
 
             try:
                 dask_sched = DaskScheduler(scheduler, threads, memory=budget if memory else None)
@@ -325,8 +325,8 @@ def run_build(
 
 
 def open_db(db: str | None, variant: str):
-    from tablebase.probe import Tablebase
-    from tablebase.storage import TableFileError
+    from tablebase.probe.database import Tablebase
+    from tablebase.storage.files import TableFileError
 
     path = db_dir(db, variant)
     if not path.is_dir():
@@ -359,8 +359,8 @@ def probe_cmd(
     fens: tuple[str, ...],
 ) -> None:
     """Look positions up: result and distance-to-win for the side to move."""
-    from tablebase.probe import RESULTS, MissingSliceError
-    from tablebase.storage import TableFileError
+    from tablebase.probe.database import RESULTS, MissingSliceError
+    from tablebase.storage.files import TableFileError
 
     with open_db(db, variant) as tb:
         for fen in read_fens(fens):
@@ -404,7 +404,7 @@ def _under_count(tb, pos: Position, elapsed: int, moves: list) -> tuple:
     search's shortcut checked against the database's stored longest wins."""
     from tablebase.rules.countsearch import failing_slices, under_count
     from tablebase.rules.drawrules import Counter
-    from tablebase.storage import read_attrs
+    from tablebase.storage.files import read_attrs
 
     rules = tb.variant.draw_rules
     names = [s.name for s in tb.slices()]
@@ -427,8 +427,8 @@ def _under_count(tb, pos: Position, elapsed: int, moves: list) -> tuple:
 def verify_cmd(variant: str, db: str | None, sample: int | None, seed: int) -> None:
     """Re-derive stored values from their successors; exit 1 listing inconsistencies,
     damaged files and files that are not slices of the database."""
-    from tablebase.storage import TableFileError
-    from tablebase.verify import database_files, verify_pair
+    from tablebase.build.verify import database_files, verify_pair
+    from tablebase.storage.files import TableFileError
 
     setup_logging()
     v = get_variant(variant)
@@ -485,10 +485,10 @@ def os_threads() -> int:
 def stats_cmd(variant: str, db: str | None, as_json: bool, plot_file: str | None) -> None:
     """Per slice: positions, wins, draws, losses, longest win and an example, and the bits
     per position of each part on disk; then a total per piece count."""
-    from tablebase.export import part_bytes
-    from tablebase.slices import build_key
-    from tablebase.storage import TableFileError, check_header, read_slice, slice_path
-    from tablebase.values import dtw_histogram
+    from tablebase.material.slices import build_key
+    from tablebase.storage.export import part_bytes
+    from tablebase.storage.files import TableFileError, check_header, read_slice, slice_path
+    from tablebase.storage.values import dtw_histogram
 
     if plot_file:
         try:
@@ -548,7 +548,7 @@ def stats_cmd(variant: str, db: str | None, as_json: bool, plot_file: str | None
                 f"({8 * v / n:.3f} bits/position)"
             )
     if plot_file:
-        from tablebase.plot import plot_stats
+        from tablebase.cli.plot import plot_stats
 
         if not rows:
             fail(f"no slice files in {tb.path} to plot")
@@ -604,8 +604,8 @@ def export_cmd(
     to five pieces and leaves them to the prober in larger ones (a full copy stores them in
     every slice). --store-captures, --resolve-captures and --store-captures-up-to choose
     otherwise; at most one of them may be given."""
-    from tablebase.export import captures_stored_up_to, export_database
-    from tablebase.storage import TableFileError
+    from tablebase.storage.export import captures_stored_up_to, export_database
+    from tablebase.storage.files import TableFileError
 
     try:  # the options' one rule lives in the export module
         captures_stored_up_to(wdl_only, resolve_captures, store_captures, store_up_to)
@@ -614,7 +614,7 @@ def export_cmd(
             "--resolve-captures, --store-captures and --store-captures-up-to exclude each other"
         ) from None
     setup_logging()
-    log = logging.getLogger("tablebase.export")
+    log = logging.getLogger("tablebase.storage.export")
     try:
         r = export_database(
             src,

@@ -1,9 +1,9 @@
 """Dask backend for builds: the same slice-pair tasks, run by the workers of a Dask cluster.
 
-:class:`DaskScheduler` has the interface of :class:`tablebase.schedule.LocalScheduler`. The
+:class:`DaskScheduler` has the interface of :class:`tablebase.build.schedule.LocalScheduler`. The
 build graph becomes a Dask task graph: every pair task is submitted at once, with the
 futures of the pairs it needs as extra (ignored) arguments, so the Dask scheduler runs it
-only after them. Each task is :func:`tablebase.generator.run_pair_task`, unchanged: it reads
+only after them. Each task is :func:`tablebase.build.task.run_pair_task`, unchanged: it reads
 its inputs from the database directory, which every worker must see at the same path (a
 shared filesystem), and writes one file per slice under a temporary name
 (``<slice>.h5.<pid>.tmp``) renamed when complete, so a worker lost mid-task leaves at most
@@ -28,13 +28,13 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
-from tablebase.faults import BuildError, describe
-from tablebase.generator import PairReport, run_pair_task
+from tablebase.build.faults import BuildError, describe
+from tablebase.build.schedule import PairTask, Progress, check_budget
+from tablebase.build.task import PairReport, run_pair_task
 from tablebase.rules.variants import Variant
-from tablebase.schedule import PairTask, Progress, check_budget
-from tablebase.storage import remove_stale_temporaries
+from tablebase.storage.files import remove_stale_temporaries
 
-log = logging.getLogger("tablebase.cluster")
+log = logging.getLogger("tablebase.build.cluster")
 
 LOCAL_CLUSTER = "local-cluster:"
 STARTED_TOPIC = "tablebase-pair-started"
@@ -93,7 +93,7 @@ def _worker_facts(probe: str, token: str) -> dict[str, Any]:
     """What the submitter checks on every worker before a run (runs on the worker)."""
     import numba
 
-    from tablebase import __version__
+    from tablebase.identity import build_identity
 
     p = Path(probe)
     try:
@@ -102,7 +102,7 @@ def _worker_facts(probe: str, token: str) -> dict[str, Any]:
         sees = False
     return {
         "sees_db": sees,
-        "version": __version__,
+        "version": build_identity(),
         "numba_threads": numba.config.NUMBA_NUM_THREADS,
     }
 
@@ -203,7 +203,7 @@ class DaskScheduler:
             clean_temp_files(db)
 
     def _check_workers(self, client: Any, db: str, token: str) -> None:
-        from tablebase import __version__
+        from tablebase.identity import build_identity
 
         probe = Path(db) / f".tablebase-probe-{token}"
         probe.write_text(token)
@@ -220,12 +220,12 @@ class DaskScheduler:
                 "be on a filesystem shared by the submitter and every worker, at the same path"
             )
         other = sorted(
-            f"{w} ({f['version']})" for w, f in facts.items() if f["version"] != __version__
+            f"{w} ({f['version']})" for w, f in facts.items() if f["version"] != build_identity()
         )
         if other:
             raise RuntimeError(
-                f"worker(s) {', '.join(other)} run another tablebase version than the "
-                f"submitter ({__version__}): install the same version everywhere"
+                f"worker(s) {', '.join(other)} run other tablebase code than the "
+                f"submitter ({build_identity()}): install the same sources everywhere"
             )
         threads = self.threads or "NUMBA_NUM_THREADS"
         if self.threads is None and facts:

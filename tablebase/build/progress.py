@@ -13,10 +13,10 @@ import time
 
 from tqdm import tqdm
 
-from tablebase.generator import PHASES, PairReport
-from tablebase.schedule import PairTask, Progress
+from tablebase.build.schedule import PairTask, Progress
+from tablebase.build.task import PHASES, PairReport
 
-log = logging.getLogger("tablebase.progress")
+log = logging.getLogger("tablebase.build.progress")
 
 
 def _fmt_time(seconds: float) -> str:
@@ -73,10 +73,14 @@ class LogProgress(Progress):
         )
         phases = ""
         if not report.skipped:
-            phases = " [" + ", ".join(
-                f"{name} {sec:.2f} s"
-                for name, sec in zip(PHASES, report.phase_seconds, strict=True)
-            ) + "]"
+            phases = (
+                " ["
+                + ", ".join(
+                    f"{name} {sec:.2f} s"
+                    for name, sec in zip(PHASES, report.phase_seconds, strict=True)
+                )
+                + "]"
+            )
         log.info(
             "[%d/%d slices] %s %s in %.2f s%s (%s); %s entries/s, ETA %s",
             self.tally.slices_done,

@@ -4,7 +4,7 @@
 version 2 (both parts), converting version 1 files on the way; ``--wdl-only`` writes only the
 compact win/draw/loss part and the slice attributes (counts, longest win, distance
 histogram), the copy to download or ship. Every file is read and checked before it is
-copied and written under a temporary name, checked and renamed (:mod:`tablebase.storage`),
+copied and written under a temporary name, checked and renamed (:mod:`tablebase.storage.files`),
 so a file with its final name in ``DST`` is complete.
 
 **Which form of the WDL part.** A slice's part either stores its capture positions' codes
@@ -35,9 +35,9 @@ from pathlib import Path
 import h5py
 import numpy as np
 
+from tablebase.material.slices import Slice, parse_slice
 from tablebase.rules.variants import Variant, get_variant
-from tablebase.slices import Slice, parse_slice
-from tablebase.storage import (
+from tablebase.storage.files import (
     DATASET,
     WDL_DATASET,
     WDL_SMALL_CODEC,
@@ -51,7 +51,7 @@ from tablebase.storage import (
     slice_path,
     write_parts,
 )
-from tablebase.values import dtw_histogram
+from tablebase.storage.values import dtw_histogram
 
 # attributes describing the file rather than the slice: written afresh by write_parts
 _FILE_KEYS = ("format_version", "parts", "value_bits", "wdl_captures_stored")
@@ -123,7 +123,7 @@ def export_database(
     dst.mkdir(parents=True, exist_ok=True)
     positions = wdl_bytes = values_bytes = stored_parts = 0
     source = None  # src opened for probing, to resolve a WDL-only file's captures
-    from tablebase.wdl import encode_wdl
+    from tablebase.storage.wdl import encode_wdl
 
     for s, path in files:
         attrs = read_attrs(path)
@@ -157,7 +157,7 @@ def export_database(
             packed = read_wdl(path, variant, s)
             if not same_form and store:  # a WDL-only file leaving captures to the prober
                 if source is None:
-                    from tablebase.probe import Tablebase
+                    from tablebase.probe.database import Tablebase
 
                     source = Tablebase(src, variant, wdl_only=True)
                 packed = _with_captures(source, variant, s, packed)
@@ -186,9 +186,7 @@ def captures_stored_up_to(
     form is asked for or ``store_up_to`` is negative."""
     asked = [resolve_captures, store_captures, store_up_to is not None]
     if sum(asked) > 1:
-        raise ValueError(
-            "store_captures, resolve_captures and store_up_to ask for different forms"
-        )
+        raise ValueError("store_captures, resolve_captures and store_up_to ask for different forms")
     if store_up_to is not None:
         if store_up_to < 0:
             raise ValueError(f"store_up_to must be 0 or more, not {store_up_to}")
@@ -202,9 +200,9 @@ def captures_stored_up_to(
 
 def _capture_blocks(variant: Variant, s: Slice):
     """The capture positions of slice ``s`` (no king runs) block by block: their entries
-    and bitboards (:func:`tablebase.wdl.capture_entries`)."""
-    from tablebase.index import BINOM
-    from tablebase.wdl import capture_entries
+    and bitboards (:func:`tablebase.storage.wdl.capture_entries`)."""
+    from tablebase.material.index import BINOM
+    from tablebase.storage.wdl import capture_entries
 
     counts = np.array(tuple(s), dtype=np.int64)
     size = s.size(variant)
@@ -219,7 +217,7 @@ def _capture_blocks(variant: Variant, s: Slice):
 def _without_captures(variant: Variant, s: Slice, packed: np.ndarray) -> np.ndarray:
     """The WDL part ``packed`` of slice ``s`` in the older form: capture positions and the
     entries that are not positions take the code before them, as the writer fills them."""
-    from tablebase.wdl import non_positions, refill
+    from tablebase.storage.wdl import non_positions, refill
 
     unstored = non_positions(variant, s)
     for idx, _ in _capture_blocks(variant, s):
@@ -232,10 +230,10 @@ def _without_captures(variant: Variant, s: Slice, packed: np.ndarray) -> np.ndar
 def _with_captures(source, variant: Variant, s: Slice, packed: np.ndarray) -> np.ndarray:
     """The WDL part ``packed`` of slice ``s``, which leaves capture positions to the
     prober, with each capture position's own code (probed through its captures in
-    ``source``, a :class:`tablebase.probe.Tablebase`) and the entries that are not
+    ``source``, a :class:`tablebase.probe.database.Tablebase`) and the entries that are not
     positions filled again with the code before them."""
-    from tablebase.values import WDL_CODE_OF_RESULT
-    from tablebase.wdl import non_positions, refill, set_codes
+    from tablebase.storage.values import WDL_CODE_OF_RESULT
+    from tablebase.storage.wdl import non_positions, refill, set_codes
 
     out = packed.copy()
     lut = np.zeros(3, dtype=np.uint8)  # result + 1 -> code

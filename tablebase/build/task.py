@@ -4,9 +4,9 @@
 hands out: it reads its inputs (the smaller slices its captures and promotions reach) from
 the database directory, solves, and writes one file per slice of the pair, each under a
 temporary name and renamed when complete. A pair whose files exist and verify is skipped,
-so rerunning a build resumes it. The algorithm itself is in :mod:`tablebase.solve` (the
-passes over the whole pair), :mod:`tablebase.solve_men` (a pair with men, one men
-configuration at a time) and :mod:`tablebase.solve_runs` (king runs).
+so rerunning a build resumes it. The algorithm itself is in :mod:`tablebase.solve.whole` (the
+passes over the whole pair), :mod:`tablebase.solve.men` (a pair with men, one men
+configuration at a time) and :mod:`tablebase.solve.runs` (king runs).
 """
 
 from __future__ import annotations
@@ -20,13 +20,15 @@ from pathlib import Path
 import numba
 import numpy as np
 
-from tablebase import solve, solve_men, solve_runs
-from tablebase.faults import SliceWriteError, describe
-from tablebase.index import BINOM, REVERSE16, position_from_index, run_of_code
+from tablebase.build.faults import SliceWriteError, describe
+from tablebase.material.index import BINOM, REVERSE16, position_from_index, run_of_code
+from tablebase.material.slices import Slice, flat_offsets, pair_dependencies
 from tablebase.rules.position import Position
 from tablebase.rules.variants import Variant, get_variant
-from tablebase.slices import Slice, flat_offsets, pair_dependencies
-from tablebase.storage import (
+from tablebase.solve import men as solve_men
+from tablebase.solve import runs as solve_runs
+from tablebase.solve import whole as solve
+from tablebase.storage.files import (
     SliceStats,
     TableFileError,
     read_attrs,
@@ -34,9 +36,9 @@ from tablebase.storage import (
     slice_path,
     write_slice,
 )
-from tablebase.values import value_dtype
+from tablebase.storage.values import value_dtype
 
-log = logging.getLogger("tablebase.generator")
+log = logging.getLogger("tablebase.build.task")
 
 
 @dataclass(frozen=True)
@@ -137,10 +139,11 @@ def dependency_value_bytes(db: Path, pair: tuple[Slice, ...]) -> int:
 
 
 def pair_memory(variant: Variant, pair: tuple[Slice, ...], db: Path | None = None) -> int:
-    """The estimated peak memory of the pair's task (:func:`tablebase.solve.task_memory_bytes`)
+    """The estimated peak memory of the pair's task
+    (:func:`tablebase.solve.whole.task_memory_bytes`)
     with its dependencies as stored in ``db`` now; without ``db``, read with one byte each
     (the build graph's estimate, before they exist). A pair solved by men configurations
-    adds a configuration's scratch for each of numba's threads (:mod:`tablebase.solve_men`)."""
+    adds a configuration's scratch for each of numba's threads (:mod:`tablebase.solve.men`)."""
     deps = pair_dependencies(pair[0])
     scratch = 0
     if by_men(variant, pair):
@@ -186,10 +189,10 @@ def solve_pair(
 def solve_tables(
     variant: Variant, pair: tuple[Slice, ...], deps: FlatTables, threads: int
 ) -> PairSolution:
-    """Solve the pair from its dependencies ``deps`` (see :mod:`tablebase.solve`) with
+    """Solve the pair from its dependencies ``deps`` (see :mod:`tablebase.solve.whole`) with
     two-byte state words, its values one byte each, or two where a distance passes one
     byte (a decided state word holds them). Where a word's undecided half overflows (an
-    exit value over :func:`tablebase.solve.max_value` or a quiet move count past its 7
+    exit value over :func:`tablebase.solve.whole.max_value` or a quiet move count past its 7
     bits) the pair is solved again with four-byte state words (then ``deps`` is widened in
     place). Uses ``threads`` compiled threads (the level passes store counters without
     atomics on one thread)."""
@@ -249,7 +252,7 @@ def _solve(
     touched = np.zeros((2, nblocks), dtype=np.uint8)
     flags = {s: np.zeros((size + 7) // 8, dtype=np.uint8) for s, (_, size) in where.items()}
     nchunks = max(threads, numba.config.NUMBA_NUM_THREADS if THREAD_SHARE else 1) * 32
-    runs = variant.king_move_limit > 0  # king runs in the index: tablebase.solve_runs
+    runs = variant.king_move_limit > 0  # king runs in the index: tablebase.solve.runs
     # Without runs, both parts of the pair are indexed by the first slice's boards: the
     # mirror's part holds them with black to move (solve.BLACK_TO_MOVE), so that every
     # position's predecessors lie on nearly the same board, close together in the state,
@@ -354,8 +357,8 @@ def _solve(
 
 
 def by_men(variant: Variant, pair: tuple[Slice, ...]) -> bool:
-    """Whether the pair is solved one men configuration at a time (:mod:`tablebase.solve_men`:
-    a variant without king runs, two slices with men, see :func:`tablebase.solve_men.applies`)."""
+    """Whether the pair is solved one men configuration at a time (:mod:`tablebase.solve.men`:
+    a variant without king runs, two slices with men, see :func:`tablebase.solve.men.applies`)."""
     return variant.king_move_limit == 0 and solve_men.applies(
         variant.squares, _counts(pair[0]), BINOM, len(pair), variant.flying_kings
     )
@@ -372,7 +375,7 @@ def _solve_by_men(
     vb: int,
 ) -> tuple[int, int]:
     """Solve the pair into ``state`` one men configuration at a time
-    (:mod:`tablebase.solve_men`); returns (largest value, random accesses)."""
+    (:mod:`tablebase.solve.men`); returns (largest value, random accesses)."""
     board = _counts(pair[0])
     nsq, width = variant.squares, variant.per_row
     order, groups = solve_men.config_order(nsq, width, board, BINOM)
@@ -446,7 +449,7 @@ def run_pair_task(
     variant_name: str, pair_names: tuple[str, ...], db: str, threads: int = 1
 ) -> PairReport:
     """Solve and write one slice pair (the scheduler-independent unit of work)."""
-    from tablebase.slices import parse_slice
+    from tablebase.material.slices import parse_slice
 
     variant = get_variant(variant_name)
     pair = tuple(parse_slice(n) for n in pair_names)
@@ -492,7 +495,7 @@ PARENT_PID: int | None = None
 
 
 def _stored_stats(db: Path, s: Slice) -> SliceStats:
-    from tablebase.storage import read_attrs
+    from tablebase.storage.files import read_attrs
 
     a = read_attrs(slice_path(db, s))
     return SliceStats(

@@ -4,10 +4,10 @@ One file per slice, ``<db>/<wmwkbmbk>.h5`` (format version 2, ``docs/FORMAT.md``
 description in the file's attributes and two parts, each a dataset of its own that can be
 read (or shipped) without the other:
 
-- ``wdl``: win/draw/loss, two bits per entry (:mod:`tablebase.wdl`), every position's own
+- ``wdl``: win/draw/loss, two bits per entry (:mod:`tablebase.storage.wdl`), every position's own
   code (``captures="stored"`` on the dataset, written by default) or, in files written by
   earlier versions, with capture positions left to the prober;
-- ``values``: result and distance-to-win, one value per entry (:mod:`tablebase.values`),
+- ``values``: result and distance-to-win, one value per entry (:mod:`tablebase.storage.values`),
   ``uint8`` or, where a distance needs it, ``uint16``. A WDL-only copy
   (``tablebase export --wdl-only``) has no ``values``.
 
@@ -29,19 +29,19 @@ import h5py
 import numba
 import numpy as np
 
-from tablebase import __version__
-from tablebase.chunkio import read_dataset, write_dataset
-from tablebase.index import INDEX_SCHEME
+from tablebase.identity import build_identity
+from tablebase.material.index import INDEX_SCHEME
+from tablebase.material.slices import Slice
 from tablebase.rules.variants import Variant
-from tablebase.slices import Slice
-from tablebase.values import dtw_histogram, narrowed, value_bits
+from tablebase.storage.chunkio import read_dataset, write_dataset
+from tablebase.storage.values import dtw_histogram, narrowed, value_bits
 
 FORMAT_VERSION = 2  # the layout written; 1 (values only) is still read
 READABLE_VERSIONS = (1, 2)
 DATASET = "values"  # the distances part
 WDL_DATASET = "wdl"  # the compact win/draw/loss part
 CHUNK = 1 << 18  # entries per compressed chunk of values, bytes per chunk of wdl
-# Deflate encoders (tablebase.chunkio): the generator's files are written fast; the WDL
+# Deflate encoders (tablebase.storage.chunkio): the generator's files are written fast; the WDL
 # part of a distribution copy (tablebase export), written once and downloaded many times,
 # small. Readers inflate either.
 VALUES_CODEC = "isal-1"
@@ -107,7 +107,7 @@ def write_slice(
 ) -> Path:
     """Write both parts of slice ``s`` (its WDL part derived from ``values``) to ``db``
     atomically; returns the final path. ``values`` is ``uint8`` or ``uint16``, stored in
-    the narrowest of the two that holds them (:func:`tablebase.values.narrowed`).
+    the narrowest of the two that holds them (:func:`tablebase.storage.values.narrowed`).
 
     The WDL part stores every position's code, capture positions included (``captures``
     True, the default; the entries that are not positions are found here). ``captures``
@@ -116,7 +116,7 @@ def write_slice(
     the entries whose WDL code is never read, those that are not positions and the capture
     positions, exactly: a solver that knows them passes them to save a pass over the slice.
     With captures stored ``dont_care`` is not read."""
-    from tablebase.wdl import encode_wdl
+    from tablebase.storage.wdl import encode_wdl
 
     value_bits(values)  # TypeError for another type
     values = narrowed(values)
@@ -145,7 +145,7 @@ def slice_attrs(
         "longest_win_index": stats.longest_win_index,
         "longest_win_fen": example_fen,
         "value_histogram": hist,
-        "generator_version": __version__,
+        "generator_version": build_identity(),
     }
 
 
@@ -161,7 +161,7 @@ def write_parts(
 ) -> Path:
     """Write a slice file from its attributes and parts (``values`` None: a WDL-only file;
     ``captures``: the WDL part stores capture positions' codes, flagged on the dataset;
-    ``wdl_codec``: its deflate encoder, see :mod:`tablebase.chunkio`) under a temporary
+    ``wdl_codec``: its deflate encoder, see :mod:`tablebase.storage.chunkio`) under a temporary
     name, re-read and check it, then rename it; returns the final path."""
     final = slice_path(db, s)
     tmp = final.with_name(f"{final.name}.{os.getpid()}.tmp")
@@ -249,9 +249,7 @@ def _file_attrs(path: Path, f: h5py.File) -> dict:
             raise TableFileError(path, "not a slice file (no format_version, no values)")
         attrs = {k: _plain(v) for k, v in f[DATASET].attrs.items()}
         attrs.pop("sha256", None)
-        return dict(
-            attrs, format_version=1, parts="values", value_bits=8, wdl_captures_stored=True
-        )
+        return dict(attrs, format_version=1, parts="values", value_bits=8, wdl_captures_stored=True)
     if version not in READABLE_VERSIONS:
         raise TableFileError(
             path,
@@ -311,7 +309,7 @@ def read_slice(
 
 
 def read_wdl(path: Path | str, variant: Variant, s: Slice, check: bool = True) -> np.ndarray:
-    """The packed WDL part of slice ``s`` (:mod:`tablebase.wdl`); for a version 1 file it
+    """The packed WDL part of slice ``s`` (:mod:`tablebase.storage.wdl`); for a version 1 file it
     is derived from the values, every entry exact. Raises :class:`TableFileError` as
     :func:`read_slice` does."""
     return read_wdl_part(path, variant, s, check)[0]
@@ -322,7 +320,7 @@ def read_wdl_part(
 ) -> tuple[np.ndarray, bool]:
     """:func:`read_wdl` and whether a probe may read a capture position's code in it
     (``wdl_captures_stored`` of :func:`read_attrs`)."""
-    from tablebase.wdl import exact_wdl, packed_size
+    from tablebase.storage.wdl import exact_wdl, packed_size
 
     path = Path(path)
     if not path.exists():

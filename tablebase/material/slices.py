@@ -15,7 +15,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from tablebase.index import run_states
+from tablebase.material.index import run_states
 from tablebase.rules.bits import popcount
 from tablebase.rules.variants import Variant
 
@@ -65,7 +65,7 @@ class Slice(NamedTuple):
         return slice_size(variant.squares, variant.per_row, *self)
 
     def run_states(self, variant: Variant) -> tuple[int, int]:
-        """Run states of white and black (:mod:`tablebase.index`, "king runs"): more than
+        """Run states of white and black (:mod:`tablebase.material.index`, "king runs"): more than
         one only for a side with men and kings in a variant with a king-move limit."""
         limit = variant.king_move_limit
         return run_states(limit, self.wm, self.wk), run_states(limit, self.bm, self.bk)

@@ -12,7 +12,7 @@ A database holding distances is probed through its ``values`` part. A WDL-only d
 through its compact ``wdl`` part (a quarter of the memory), one read per position where the
 slice stores its capture positions' codes (files written now); in slices written before,
 the result of a position whose side to move can capture is resolved through its captures
-(:mod:`tablebase.wdl`):
+(:mod:`tablebase.storage.wdl`):
 ``probe_wdl`` and ``probe_batch_wdl`` answer as usual, ``probe`` and ``best_moves`` give
 ``None`` for every distance, and ``probe_dtw``, ``probe_byte`` and ``probe_batch`` raise
 :class:`DistancesUnavailableError`.
@@ -27,13 +27,13 @@ from pathlib import Path
 import numpy as np
 from numba import get_num_threads, njit, prange
 
-from tablebase.index import BINOM, REVERSE16, entry_index, reverse_board
+from tablebase.material.index import BINOM, REVERSE16, entry_index, reverse_board
+from tablebase.material.slices import UNCODED, Slice, concatenate_tables, material_code
 from tablebase.rules import Move, has_capture, legal_moves, play
 from tablebase.rules.notation import move_text
 from tablebase.rules.position import Position
 from tablebase.rules.variants import Variant, get_variant
-from tablebase.slices import UNCODED, Slice, concatenate_tables, material_code
-from tablebase.storage import (
+from tablebase.storage.files import (
     TableFileError,
     has_values,
     read_attrs,
@@ -41,8 +41,8 @@ from tablebase.storage import (
     read_wdl_part,
     slice_path,
 )
-from tablebase.values import RESULT_NAMES, decode, result_of_code
-from tablebase.wdl import (
+from tablebase.storage.values import RESULT_NAMES, decode, result_of_code
+from tablebase.storage.wdl import (
     NEEDS_CAPTURES,
     NO_TABLE,
     capture_closure,
@@ -140,7 +140,7 @@ class Tablebase:
     # --- slices -----------------------------------------------------------------------
     def _slice_files(self) -> list[Path]:
         """Files named as a slice (``wmwkbmbk.h5``), in name order; others are left out."""
-        from tablebase.slices import parse_slice
+        from tablebase.material.slices import parse_slice
 
         out = []
         for f in sorted(self.path.glob("*.h5")):
@@ -154,7 +154,7 @@ class Tablebase:
     def slices(self) -> list[Slice]:
         """Slices present in the directory (files not named as a slice, e.g. ``9999.h5``,
         are left out)."""
-        from tablebase.slices import parse_material
+        from tablebase.material.slices import parse_material
 
         out = []
         for f in sorted(self.path.glob("*.h5")):
@@ -413,7 +413,7 @@ class Tablebase:
         self._wdl_stored = stored
 
     def wdl_table(self, s: Slice, fen: str = "") -> np.ndarray:
-        """The packed WDL part of slice ``s`` (read and checked; see :mod:`tablebase.wdl`)."""
+        """The packed WDL part of slice ``s`` (read and checked; :mod:`tablebase.storage.wdl`)."""
         path = slice_path(self.path, s)
         if not path.exists():
             raise MissingSliceError(s.name, self.path, fen)

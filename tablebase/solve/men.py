@@ -4,14 +4,14 @@ A man's quiet step is irreversible: it takes the man one row forward, so the men
 advancement (:func:`config_order`: black men's rows minus white men's rows, on the board
 of the pair's first slice) grows by one with every step of a man of either colour, and
 captures and promotions leave the pair. The entries of a pair fall into men configurations
-(the placements of its men: the top part of the index, :mod:`tablebase.index`, so a
+(the placements of its men: the top part of the index, :mod:`tablebase.material.index`, so a
 configuration is a run of ``K`` entries, the placements of its kings, in each part of the
-pair, :mod:`tablebase.solve`). Inside the pair a position reaches only positions of its own
+pair, :mod:`tablebase.solve.whole`). Inside the pair a position reaches only positions of its own
 configuration (the kings' moves) and of configurations one step more advanced (the men's
 steps). So the configurations are solved from the most advanced down, those of equal
 advancement in parallel, each completely before any configuration that reaches it:
 
-1. pass 1 of :mod:`tablebase.solve` over the configuration's ``2 K`` entries (both parts),
+1. pass 1 of :mod:`tablebase.solve.whole` over the configuration's ``2 K`` entries (both parts),
    with only the kings' moves counted inside and the men's steps read like promotions, as
    exits, from the configurations already solved;
 2. the level passes over the configuration alone, in the thread's scratch: ``2 K``
@@ -46,8 +46,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from tablebase.atomics import cas, prefetch
-from tablebase.index import (
+from tablebase.material.index import (
     _unrank_colex,
     cursor_at,
     cursor_boards,
@@ -58,7 +57,8 @@ from tablebase.index import (
     rank_among_free,
     reverse_board,
 )
-from tablebase.solve import (
+from tablebase.solve.atomics import cas, prefetch
+from tablebase.solve.whole import (
     OVERFLOW,
     UNMOVE_ROWS,
     VISIT_BATCH,
@@ -101,9 +101,7 @@ def king_entries(nsq: int, counts: np.ndarray, binom: np.ndarray) -> int:
     return int(binom[free, counts[1]] * binom[free - counts[1], counts[3]])
 
 
-def applies(
-    nsq: int, counts: np.ndarray, binom: np.ndarray, pair_size: int, flying: bool
-) -> bool:
+def applies(nsq: int, counts: np.ndarray, binom: np.ndarray, pair_size: int, flying: bool) -> bool:
     """Whether a pair of two slices of ``counts`` (the first slice's pieces) is solved by
     men configurations (see the module docstring; ``flying``: the variant's kings fly); the
     caller has ruled out king runs."""
@@ -227,7 +225,7 @@ def _merge_flags(local, flags, foff, lo, hi):
 def _fold_exit(w, v):
     """The undecided four-byte word ``w`` with one of its counted moves, a man's step to a
     position of value ``v``, made an exit instead: one count less, and its candidate
-    folded into the exit (:func:`tablebase.solve.combine`)."""
+    folded into the exit (:func:`tablebase.solve.whole.combine`)."""
     vmask = (1 << LOCAL_VB) - 1
     ex = w & vmask
     best = -1 if ex == 0 else (0 if ex == vmask else ex)
@@ -298,7 +296,7 @@ def _men_steps(
 @njit(cache=True, inline="always")
 def _update_local(local, where, m, level, nxt, nn):
     """The predecessors ``where[:m]`` (words of ``local``) of positions of value ``level``
-    in a configuration's levels (:func:`tablebase.solve.update_predecessors` on its own
+    in a configuration's levels (:func:`tablebase.solve.whole.update_predecessors` on its own
     words): prefetched first, so that their cache misses overlap, then wins at
     ``level + 1`` if the positions were losses, else one move fewer not known to lose;
     those set are appended to ``nxt`` from ``nn`` on; returns the new ``nn``."""
@@ -522,7 +520,7 @@ def solve_group(
 
 @njit(cache=True, parallel=True)
 def to_file_order(part, out, part_flags, out_flags, nsq, width, counts, binom, nchunks):
-    """:func:`tablebase.solve.to_file_order` for a pair solved by men configurations (the
+    """:func:`tablebase.solve.whole.to_file_order` for a pair solved by men configurations (the
     same result): the colour mirror's part ``part`` (entry ``i``: board ``i`` of the slice of
     ``counts``, black to move) into the mirror slice's index order in ``out``, with its
     flag bits (``out_flags`` zeroed). Configuration by configuration: the colour flip takes

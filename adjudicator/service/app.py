@@ -12,7 +12,7 @@ uvicorn. Endpoints (OpenAPI at ``/openapi.json``, interactive docs at ``/docs``)
   legal move with its value and distance, best first. A position whose slice is not in the
   database answers 404 naming the slice, with the legal moves (values null where unknown).
 - ``GET /health``: status, and per variant whether tables are loaded and which slices.
-- ``GET /``: the endgame explorer (static files in ``adjudicator/static/``).
+- ``GET /``: the endgame explorer (static files in ``adjudicator/service/static/``).
 
 Databases: ``db`` is a mapping ``{variant: directory}``, a directory holding one subdirectory
 per variant (``data/`` with ``data/international/``, ``data/english/``), or one variant's
@@ -57,13 +57,13 @@ from adjudicator.drawrules import RuleOptions
 from adjudicator.pdn import PdnGame, read_games
 from adjudicator.ruling import BadTag, Ruling, check_fen_text, not_ruled, rule_game
 from adjudicator.tablesearch import shortcut_for
-from tablebase.probe import RESULTS, MissingSliceError, Tablebase, normalise
+from tablebase.probe.database import RESULTS, MissingSliceError, Tablebase, normalise
 from tablebase.rules import Move, legal_moves, play
 from tablebase.rules.countsearch import under_count
 from tablebase.rules.notation import move_text
 from tablebase.rules.position import FenError, Position
 from tablebase.rules.variants import VARIANTS, Variant, get_variant
-from tablebase.storage import TableFileError, slice_path
+from tablebase.storage.files import TableFileError, slice_path
 
 log = logging.getLogger("adjudicator.service")
 

@@ -12,12 +12,13 @@ from pathlib import Path
 
 import numpy as np
 
-from tablebase import solve, solve_runs
-from tablebase.generator import FlatTables, _counts, entry_position
-from tablebase.index import BINOM, REVERSE16
+from tablebase.build.task import FlatTables, _counts, entry_position
+from tablebase.material.index import BINOM, REVERSE16
+from tablebase.material.slices import Slice, build_key, pair_dependencies, parse_material
 from tablebase.rules.variants import Variant
-from tablebase.slices import Slice, build_key, pair_dependencies, parse_material
-from tablebase.storage import read_attrs, slice_path
+from tablebase.solve import runs as solve_runs
+from tablebase.solve import whole as solve
+from tablebase.storage.files import read_attrs, slice_path
 
 
 def database_files(db: Path, variant: Variant) -> tuple[list[Slice], list[tuple[Path, str]]]:

@@ -2,8 +2,8 @@
 
 Where a variant bars a player who still has men from more than ``limit`` quiet moves in a
 row with the same king, the run of each side is part of the position, and a slice's entries
-are its boards times the run states of both sides (:func:`tablebase.index.entry_index`).
-The passes, the working state and the values are those of :mod:`tablebase.solve`; only the
+are its boards times the run states of both sides (:func:`tablebase.material.index.entry_index`).
+The passes, the working state and the values are those of :mod:`tablebase.solve.whole`; only the
 moves differ:
 
 * a quiet move of a man (a promotion too) ends the mover's run; a quiet move of a king
@@ -20,7 +20,7 @@ moves differ:
 Pass 1 runs per board: the captures and the promotions depend only on the run of the side
 not moving, the quiet moves inside the pair only on the mover's, so each is worked out once
 per board and combined over the run states. Nothing here is used by a variant without king
-runs: its slices have one run state and go through :mod:`tablebase.solve` unchanged.
+runs: its slices have one run state and go through :mod:`tablebase.solve.whole` unchanged.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from tablebase.index import (
+from tablebase.material.index import (
     cursor_boards,
     cursor_next,
     cursor_start,
@@ -44,10 +44,10 @@ from tablebase.index import (
     run_of_code,
     run_states,
 )
+from tablebase.material.slices import UNCODED, material_code
 from tablebase.rules import movegen as mg
 from tablebase.rules.kernel import kernel
-from tablebase.slices import UNCODED, material_code
-from tablebase.solve import (
+from tablebase.solve.whole import (
     DUE_AHEAD,
     MISSING,
     NO_PIECES,
@@ -78,7 +78,8 @@ def place_runs(offsets, nsq, width, binom, limit, a, b, c, d, asq, an, csq, cn):
     """Where the position ``(a, b)`` to move against ``(c, d)`` (black to move, as the move
     functions return it), with the runs ``(asq, an)`` of the side to move and ``(csq, cn)``
     of the other (0-based squares before the flip; ``n`` 0: no run), lies in the flat tables
-    once flipped to white to move; NO_PIECES or MISSING as :func:`tablebase.solve.place_after`."""
+    once flipped to white to move; NO_PIECES or MISSING as
+    :func:`tablebase.solve.whole.place_after`."""
     if (a | b) == 0:
         return NO_PIECES
     wm = reverse_board(a, nsq, 0)
@@ -178,7 +179,7 @@ def init_scratch(cb):
 @kernel
 def _init_range(state, soff, vals, offsets, nbr, rules, binom, lo, hi, counts, vb, flags, scratch):
     """Pass 1 over the boards ``lo..hi`` of one slice with run states; returns (top value,
-    :data:`tablebase.solve.OVERFLOW` if a value does not fit the state word, table reads).
+    :data:`tablebase.solve.whole.OVERFLOW` if a value does not fit the state word, table reads).
     Flags only the entries that are not positions: capture positions keep
     their own WDL code (their value depends on the other side's run), so a reader may take
     it as stored. ``scratch``: :func:`init_scratch`."""
@@ -267,7 +268,7 @@ def _init_range(state, soff, vals, offsets, nbr, rules, binom, lo, hi, counts, v
 @njit(cache=True, parallel=True)
 def init_slice(state, soff, vals, offsets, nbr, rules, binom, boards, counts, nchunks, vb, flags):
     """Pass 1 over one slice of ``boards`` boards with run states (see
-    :func:`tablebase.solve.init_slice`)."""
+    :func:`tablebase.solve.whole.init_slice`)."""
     step = (boards + nchunks - 1) // nchunks
     step = (step + 7) // 8 * 8  # whole bytes of flags per chunk, whatever the run states
     out = np.zeros((nchunks, 2), dtype=np.int64)
@@ -323,9 +324,7 @@ def predecessor_indices(nbr, rules, binom, wm, wk, bm, bk, wcode, bcode, counts,
                 f = nbr[to, d]
                 while f >= 0 and (empty >> np.uint64(f)) & mg.ONE:
                     pwk = base | (mg.ONE << np.uint64(nsq - 1 - f))
-                    b = index_with_men(
-                        nsq, width, r_men, men, pwk, pbk, nwm, nwk, nbm, nbk, binom
-                    )
+                    b = index_with_men(nsq, width, r_men, men, pwk, pbk, nwm, nwk, nbm, nbk, binom)
                     if cwm == 1:
                         out[m] = moff + b * per + other
                         m += 1
@@ -371,9 +370,9 @@ def _level_range(
     level, vb, atomic, scratch,
 ):  # fmt: skip
     """Level ``level`` over blocks ``blo..bhi`` of one slice with run states (see
-    :func:`tablebase.solve._level_range`: due blocks read ahead by
-    :func:`tablebase.solve.level_stretch`, predecessors updated in batches); returns (set,
-    visits). ``scratch``: :func:`tablebase.solve.level_scratch` of ``4 * UNMOVE_ROWS``."""
+    :func:`tablebase.solve.whole._level_range`: due blocks read ahead by
+    :func:`tablebase.solve.whole.level_stretch`, predecessors updated in batches); returns (set,
+    visits). ``scratch``: :func:`tablebase.solve.whole.level_scratch` of ``4 * UNMOVE_ROWS``."""
     nsq = rules[0]
     width = rules[5]
     limit = king_limit(rules)
@@ -418,7 +417,7 @@ def level_slice(
     vb, atomic,
 ):  # fmt: skip
     """Pass 2, one level, over one slice with run states (see
-    :func:`tablebase.solve.level_slice`)."""
+    :func:`tablebase.solve.whole.level_slice`)."""
     nb = work_blocks(size)
     step = (nb + nchunks - 1) // nchunks
     out = np.zeros((nchunks, 2), dtype=np.int64)

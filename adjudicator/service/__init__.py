@@ -1,0 +1,1 @@
+"""The adjudication service: the HTTP API and the endgame explorer (:mod:`.app`)."""

@@ -1,0 +1,2 @@
+"""Probing a generated database: :class:`.database.Tablebase`, opened by
+:func:`tablebase.open`."""
