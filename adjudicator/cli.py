@@ -289,5 +289,77 @@ def serve(db: str | None, host: str, port: int, log_level: str) -> None:
         sys.exit(UNUSABLE)
 
 
+@main.command("match")
+@click.option(
+    "--engine",
+    "engines",
+    multiple=True,
+    required=True,
+    metavar="SPEC",
+    help="Twice: dxp:HOST:PORT (the engine listens), dxp-listen:PORT (the referee listens) "
+    "or hub:COMMAND LINE (a Hub engine process).",
+)
+@click.option("--games", type=click.IntRange(min=1), default=None, help="Games to play "
+              "[default: two per opening].")  # fmt: skip
+@click.option("--openings", metavar="FILE", help="FENs one a line, or PDN games played first.")
+@click.option("--db", metavar="DIR", help="Tables for adjudication and for checking claims.")
+@click.option(
+    "--adjudicate",
+    type=click.Choice(["tables", "rules", "off"]),
+    default=None,
+    help="End games by the tables' count-aware value and the draw rules (tables), by the draw "
+    "rules only (rules), or by neither (off) [default: tables with --db, else rules].",
+)
+@click.option(
+    "--false-claims",
+    type=click.Choice(["forfeit", "ignore"]),
+    default="forfeit",
+    show_default=True,
+    help="A claim the rules and tables do not uphold loses, or ends the game with their value.",
+)
+@click.option("--time", "minutes", type=float, default=5.0, show_default=True,
+              help="Minutes per engine for --moves moves (0 moves: the whole game).")  # fmt: skip
+@click.option("--moves", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Moves per time period; the time is given again after each period.")  # fmt: skip
+@click.option("--inc", type=click.FloatRange(min=0), default=0.0, show_default=True,
+              help="Seconds added after each move (Hub engines only).")  # fmt: skip
+@click.option("--move-time", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Seconds per move instead of a game clock (Hub engines only).")  # fmt: skip
+@click.option("--grace", type=click.FloatRange(min=0), default=0.5, show_default=True,
+              help="Seconds of transport allowance before a loss on time.")  # fmt: skip
+@click.option("--max-plies", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="A game still running after this many plies is unfinished (*).")  # fmt: skip
+@click.option("--search-nodes", type=click.IntRange(min=0), default=RuleOptions.search_nodes,
+              show_default=True, help="Node budget of the count-aware table search.")  # fmt: skip
+@click.option("--pdn", "pdn_out", metavar="OUT", type=click.Path(dir_okay=False),
+              help="Write every game to this PDN file.")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per game on stdout.")
+def match(
+    engines: tuple[str, ...],
+    games: int | None,
+    openings: str | None,
+    db: str | None,
+    adjudicate: str | None,
+    false_claims: str,
+    minutes: float,
+    moves: int,
+    inc: float,
+    move_time: float | None,
+    grace: float,
+    max_plies: int,
+    search_nodes: int,
+    pdn_out: str | None,
+    as_json: bool,
+) -> None:
+    """Play a refereed match between two engines (see docs/MATCH.md)."""
+    from adjudicator.match.cli import run
+
+    status = run(
+        engines, games, openings, db, adjudicate, false_claims, minutes, moves, inc,
+        move_time, grace, max_plies, search_nodes, pdn_out, as_json,
+    )  # fmt: skip
+    sys.exit(status)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

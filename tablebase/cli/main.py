@@ -644,5 +644,33 @@ def export_cmd(
     )
 
 
+@main.command("hub")
+@VARIANT_OPTION
+@DB_OPTION
+@click.option(
+    "--search-nodes",
+    type=click.IntRange(min=0),
+    default=100_000,
+    show_default=True,
+    help="Node budget of the count-aware search per move.",
+)
+def hub_cmd(variant: str, db: str | None, search_nodes: int) -> None:
+    """Play as a Hub engine on stdin/stdout: the best move from the tables (docs/MATCH.md)."""
+    from tablebase.probe.hub import serve
+
+    with open_db(db, variant) as tb:
+        if not tb.has_distances:
+            fail(f"{tb.path}: a WDL-only database cannot choose moves (no distances)")
+
+        def write(line: str) -> None:
+            sys.stdout.write(line + "\n")
+            sys.stdout.flush()
+
+        try:
+            serve(tb, sys.stdin, write, search_nodes)
+        except BrokenPipeError:
+            pass
+
+
 if __name__ == "__main__":
     main()
