@@ -9,7 +9,11 @@ digest of every Python source of ``tablebase`` and ``adjudicator``: after any ch
 sources everything is compiled afresh, and a version of the sources finds its own cache
 again. The folder is ``$NUMBA_CACHE_DIR/draughts-tablebase/<digest>`` when that variable is
 set, else ``$XDG_CACHE_HOME`` (default ``~/.cache``) ``/draughts-tablebase/numba/<digest>``;
-beyond the :data:`KEEP` most recently used, folders unused for a day are removed.
+beyond the :data:`KEEP` most recently used, folders unused for a day are removed, except a
+folder some process still uses: each process holds a shared ``flock`` on its folder's
+:data:`IN_USE` file for as long as it runs (worker processes too, as they import the
+package), and pruning removes a folder only while it holds that lock exclusively, so a build
+running for days never loses its compiled code to a newer checkout's first import.
 
 :func:`configure` must run before any module with compiled functions is imported (numba
 picks a function's cache folder when it is decorated): ``tablebase/__init__.py`` calls it
@@ -18,6 +22,7 @@ first, and ``adjudicator`` imports ``tablebase`` first.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import shutil
@@ -27,6 +32,8 @@ from pathlib import Path
 KEEP = 4  # cache folders kept (the current one and the most recently used others) ...
 STALE_SECONDS = 86_400  # ... and any other used in the last day (a process may still run)
 _PACKAGES = ("tablebase", "adjudicator")
+IN_USE = ".in-use"  # the lock file of a cache folder (see the module docstring)
+_held: list[int] = []  # descriptors of the shared locks this process holds (never closed)
 
 
 def source_digest(root: Path) -> str:
@@ -62,11 +69,37 @@ def configure() -> Path | None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         os.utime(folder)  # most recently used
+        hold(folder)
     except OSError:
         return None
     numba.config.CACHE_DIR = str(folder)
     _prune(folder.parent)
     return folder
+
+
+def hold(folder: Path) -> None:
+    """Mark ``folder`` as used by this process until it exits (a shared lock on its
+    :data:`IN_USE` file, which the kernel releases however the process ends)."""
+    fd = os.open(folder / IN_USE, os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_SH)
+    _held.append(fd)
+
+
+def _remove_unless_in_use(folder: Path) -> None:
+    """Remove ``folder`` unless a process holds its lock (see :func:`hold`)."""
+    try:
+        fd = os.open(folder / IN_USE, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return  # in use
+    try:
+        shutil.rmtree(folder, ignore_errors=True)
+    finally:
+        os.close(fd)
 
 
 def _prune(base: Path, now: float | None = None) -> None:
@@ -76,5 +109,9 @@ def _prune(base: Path, now: float | None = None) -> None:
     except OSError:
         return
     for old in folders[:-KEEP]:
-        if now - old.stat().st_mtime > STALE_SECONDS:
-            shutil.rmtree(old, ignore_errors=True)
+        try:
+            stale = now - old.stat().st_mtime > STALE_SECONDS
+        except OSError:
+            continue
+        if stale:
+            _remove_unless_in_use(old)

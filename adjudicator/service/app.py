@@ -31,6 +31,7 @@ bounded thread pool, off the event loop.
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import logging
@@ -93,6 +94,7 @@ class ServiceSettings:
     request_ms: int = 5000  # time budget of one request (a ruling, a /probe count search)
     max_connections: int = 1000  # open connections; more are answered 503 at once
     idle_seconds: int = 5  # an idle (keep-alive) connection is closed after this
+    request_seconds: int = 10  # a request's header and body must arrive within this
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ServiceSettings:
@@ -758,20 +760,28 @@ def serve(
         host=host,
         port=port,
         log_level=log_level,
-        http=_bounded_protocol(),
+        http=_bounded_protocol(settings.request_seconds),
         limit_concurrency=settings.max_connections,
         timeout_keep_alive=settings.idle_seconds,
     )
 
 
-def _bounded_protocol() -> type:
-    """uvicorn's HTTP/1.1 protocol with two bounds it lacks: a connection that sends nothing
-    is closed after the keep-alive timeout (uvicorn arms it only after a response), and a
-    connection over ``limit_concurrency`` open ones is closed at once (uvicorn accepts it and
-    answers 503 only once a request arrives, holding the file handle meanwhile)."""
+def _bounded_protocol(request_seconds: float) -> type:
+    """uvicorn's HTTP/1.1 protocol with three bounds it lacks: a connection that sends nothing
+    is closed after the keep-alive timeout (uvicorn arms it only after a response); a request
+    whose header or body has begun but is not complete ``request_seconds`` after its first
+    byte is closed (a client sending part of a request and going quiet would otherwise hold
+    the connection for ever); and a connection over ``limit_concurrency`` open ones is closed
+    at once (uvicorn accepts it and answers 503 only once a request arrives, holding the file
+    handle meanwhile). It relies on ``H11Protocol``'s attributes (``conn``, ``connections``,
+    ``timeout_keep_alive_task``, ``transport``), hence the upper bound on uvicorn in
+    ``pyproject.toml``."""
+    import h11
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     class BoundedH11Protocol(H11Protocol):
+        _request_deadline: asyncio.TimerHandle | None = None
+
         def connection_made(self, transport) -> None:  # type: ignore[no-untyped-def]
             super().connection_made(transport)
             limit = self.limit_concurrency
@@ -782,5 +792,29 @@ def _bounded_protocol() -> type:
             self.timeout_keep_alive_task = self.loop.call_later(
                 self.timeout_keep_alive, self.timeout_keep_alive_handler
             )
+
+        def data_received(self, data: bytes) -> None:
+            if self._request_deadline is None and self.conn.their_state is h11.IDLE:
+                self._request_deadline = self.loop.call_later(request_seconds, self._too_slow)
+            super().data_received(data)
+            if self.conn.their_state is not h11.IDLE and self.conn.their_state is not (
+                h11.SEND_BODY
+            ):
+                self._cancel_deadline()  # the request is whole (or the connection ends)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._cancel_deadline()
+            super().connection_lost(exc)
+
+        def _cancel_deadline(self) -> None:
+            if self._request_deadline is not None:
+                self._request_deadline.cancel()
+                self._request_deadline = None
+
+        def _too_slow(self) -> None:
+            self._request_deadline = None
+            if self.conn.their_state in (h11.IDLE, h11.SEND_BODY):
+                if not self.transport.is_closing():
+                    self.transport.close()
 
     return BoundedH11Protocol

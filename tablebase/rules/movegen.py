@@ -31,11 +31,10 @@ face for Python callers.
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 from numba import njit
 
+from tablebase.rules import board
 from tablebase.rules.bits import highest_square, popcount
 from tablebase.rules.bits import lowest_square as _lowest
 from tablebase.rules.kernel import kernel
@@ -66,16 +65,11 @@ def _geometry_tables() -> tuple[np.ndarray, np.ndarray]:
     A straight step (directions 4-7) is one shift: a row down or up is ``2 * w`` bits, a
     square left or right one bit.
     """
-    from tablebase.rules.variants import INTERNATIONAL
-
     masks = np.zeros((6, 8, 2), dtype=np.uint64)
     shifts = np.zeros((6, 8, 2), dtype=np.int64)
     for width in range(1, 6):
-        v = dataclasses.replace(
-            INTERNATIONAL, name=f"width{width}", size=2 * width, straight_captures=True
-        )
         by_shift: list[dict[int, int]] = [{} for _ in range(8)]
-        for i, row in enumerate(v.neighbours):
+        for i, row in enumerate(board.neighbours(2 * width, straight=True)):
             for d, j in enumerate(row):
                 if j >= 0:
                     by_shift[d][abs(j - i)] = by_shift[d].get(abs(j - i), 0) | (1 << i)
@@ -94,14 +88,9 @@ def _ray_tables() -> np.ndarray:
     """``RAYS[w, sq, d]``: the squares from ``sq`` (excluded) to the board's edge in direction
     ``d`` on a board of width ``w``, so that a flying piece finds the first piece in its way
     with one bit scan (:func:`_first_on_ray`) instead of a walk square by square."""
-    from tablebase.rules.variants import INTERNATIONAL
-
     rays = np.zeros((6, 64, 8), dtype=np.uint64)
     for width in range(1, 6):
-        v = dataclasses.replace(
-            INTERNATIONAL, name=f"width{width}", size=2 * width, straight_captures=True
-        )
-        nbr = v.neighbours
+        nbr = board.neighbours(2 * width, straight=True)
         for sq in range(nbr.shape[0]):
             for d in range(8):
                 t = nbr[sq, d]

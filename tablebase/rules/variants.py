@@ -18,6 +18,7 @@ from functools import cached_property
 
 import numpy as np
 
+from tablebase.rules import board
 from tablebase.rules.drawrules import (
     BRAZILIAN_RULES,
     ENGLISH_RULES,
@@ -106,18 +107,11 @@ class Variant:
 
     def coords(self, square: int) -> tuple[int, int]:
         """(row, column) of a 1-based PDN square; row 0 is black's back row (top)."""
-        idx = square - 1
-        row, k = divmod(idx, self.per_row)
-        col = 2 * k + (1 if row % 2 == 0 else 0)
-        return row, col
+        return board.coords(self.size, square)
 
     def square_at(self, row: int, col: int) -> int:
         """1-based PDN square at (row, col), or 0 for a light or off-board square."""
-        if not (0 <= row < self.size and 0 <= col < self.size):
-            return 0
-        if (row + col) % 2 == 0:
-            return 0
-        return row * self.per_row + col // 2 + 1
+        return board.square_at(self.size, row, col)
 
     def square_name(self, square: int) -> str:
         """Alphanumeric name of a 1-based PDN square: file letter from ``a`` at the left,
@@ -137,16 +131,7 @@ class Variant:
     def neighbours(self) -> np.ndarray:
         """int64[squares, 4]: 0-based neighbour index in each direction, -1 off board; with
         straight captures int64[squares, 8], the straight directions 4-7 in columns 4-7."""
-        deltas: tuple[tuple[int, int], ...] = ((-1, -1), (-1, 1), (1, -1), (1, 1))
-        if self.straight_captures:
-            deltas += ((-2, 0), (0, -2), (0, 2), (2, 0))
-        nbr = np.full((self.squares, len(deltas)), -1, dtype=np.int64)
-        for sq in range(1, self.squares + 1):
-            row, col = self.coords(sq)
-            for d, (dr, dc) in enumerate(deltas):
-                t = self.square_at(row + dr, col + dc)
-                nbr[sq - 1, d] = t - 1 if t else -1
-        return nbr
+        return board.neighbours(self.size, self.straight_captures)
 
     @cached_property
     def rules(self) -> np.ndarray:

@@ -49,6 +49,45 @@ def test_idle_connections_are_bounded_and_time_out(server, tmp_path):
         bounded.stop()
 
 
+def _closed_within(sock: socket.socket, seconds: float) -> bool:
+    """True when the server closes ``sock`` (EOF or reset) within ``seconds``."""
+    sock.settimeout(seconds)
+    try:
+        return sock.recv(1024) == b""
+    except ConnectionResetError:
+        return True
+    except TimeoutError:
+        return False
+
+
+def test_a_request_that_stops_halfway_is_closed_after_its_deadline(server, tmp_path):
+    env = {"ADJUDICATOR_REQUEST_SECONDS": "1", "ADJUDICATOR_IDLE_SECONDS": "30"}
+    slow = start_server(server.data, tmp_path / "slow.log", env)
+    try:
+        host, port = slow.url.removeprefix("http://").split(":")
+        half_header = socket.create_connection((host, int(port)))
+        half_header.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n")  # no blank line
+        half_body = socket.create_connection((host, int(port)))
+        half_body.sendall(
+            b"POST /adjudicate HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n"
+            b"Content-Length: 100\r\n\r\n1. 32-28"
+        )
+        # far sooner than the idle timeout (30 s): the request deadline (1 s) closes both
+        assert _closed_within(half_header, 4)
+        assert _closed_within(half_body, 4)
+        # a whole request on a connection kept open is answered and not cut by the deadline
+        whole = socket.create_connection((host, int(port)))
+        whole.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        whole.settimeout(5)
+        assert whole.recv(64).startswith(b"HTTP/1.1 200")
+        assert not _closed_within(whole, 2)  # kept alive past the 1 s request deadline
+        for s in (half_header, half_body, whole):
+            s.close()
+        assert "Traceback" not in slow.log.read_text(errors="replace")
+    finally:
+        slow.stop()
+
+
 @pytest.mark.parametrize(
     "body, words",
     [

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numba
+import pytest
 
 import tablebase
 from tablebase import jitcache
@@ -72,3 +75,51 @@ def test_old_folders_are_pruned_newest_and_recent_kept(tmp_path: Path) -> None:
         "digest7",
         "digest9",
     ]
+
+
+def test_a_folder_in_use_by_a_running_process_is_never_pruned(tmp_path: Path) -> None:
+    day = jitcache.STALE_SECONDS
+    now = 100 * day
+    folders = [tmp_path / f"digest{i}" for i in range(jitcache.KEEP + 2)]
+    for d in folders:
+        d.mkdir()
+    # another process (a build started long ago) holds digest0
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from pathlib import Path; from tablebase import jitcache; "
+            "jitcache.hold(Path(sys.argv[1])); print('held', flush=True); sys.stdin.read()",
+            str(folders[0]),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        for i, d in enumerate(folders):  # digest0 the oldest, every one stale
+            os.utime(d, (now - (50 - i) * day, now - (50 - i) * day))
+        jitcache._prune(tmp_path, now)
+        kept = sorted(p.name for p in tmp_path.iterdir())
+        # digest0 and digest1 are beyond the KEEP newest and stale: digest1 goes, digest0
+        # stays because a process uses it
+        assert kept == ["digest0"] + [d.name for d in folders[2:]]
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    os.utime(folders[0], (now - 50 * day, now - 50 * day))
+    jitcache._prune(tmp_path, now)  # the holder has exited: its lock is gone
+    assert sorted(p.name for p in tmp_path.iterdir()) == [d.name for d in folders[2:]]
+
+
+def test_this_process_holds_its_own_cache_folder() -> None:
+    folder = Path(numba.config.CACHE_DIR)
+    fd = os.open(folder / jitcache.IN_USE, os.O_RDWR)
+    try:
+        import fcntl
+
+        with pytest.raises(BlockingIOError):
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    finally:
+        os.close(fd)
