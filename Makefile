@@ -1,10 +1,12 @@
 # The two README commands: `make run` (main job on the embedded default) and `make test`.
+# `make test-slow` runs the slower tier (deep perft, larger databases, process-level faults,
+# the browser); CI (`.ci/run`) runs both tiers.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench clean
+.PHONY: run test test-slow lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,9 +22,15 @@ run: $(STAMP)
 		"W:W21:B3,4" "W:WK38:B4,18" "W:W33:B2" "B:WK1,K7:BK50"
 	$(BIN)/adjudicator rule --db data/international data/sample.pdn
 
-test: $(STAMP)
+lint: $(STAMP)
 	$(BIN)/ruff check tablebase adjudicator scripts tests
-	$(BIN)/python -m pytest -q
+	$(BIN)/ruff format --check tablebase adjudicator scripts tests
+
+test: lint
+	$(BIN)/python -m pytest -q --durations=15
+
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -q --durations=15 -m slow
 
 clean:
 	rm -rf $(VENV)

@@ -9,6 +9,7 @@ ends.
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -19,9 +20,7 @@ from typing import BinaryIO
 
 import httpx
 import pytest
-
-from tablebase.build.task import run_pair_task
-from tablebase.material.slices import build_pairs
+from conftest import session_database
 
 # Small limits so the limit tests send small bodies (the service reads them from the env).
 LIMITS = {
@@ -63,13 +62,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def build_databases(data: Path, pieces: int = 3) -> Path:
-    """``data/international`` and ``data/english`` with every slice up to ``pieces``."""
+def build_databases(data: Path, tmp_path_factory: pytest.TempPathFactory, pieces: int = 3) -> Path:
+    """``data/international`` and ``data/english`` with every slice up to ``pieces``: copies
+    of the session's databases (:func:`conftest.session_database`)."""
     for variant in ("international", "english"):
-        directory = data / variant
-        directory.mkdir(parents=True, exist_ok=True)
-        for pair in build_pairs(pieces):
-            run_pair_task(variant, tuple(s.name for s in pair), str(directory), threads=1)
+        shutil.copytree(session_database(tmp_path_factory, variant, pieces), data / variant)
     return data
 
 
@@ -109,7 +106,7 @@ def shared_service(request: pytest.FixtureRequest, tmp_path_factory) -> Server:
     server = _SHARED.get("server")
     if server is None or not server.alive():
         root = tmp_path_factory.mktemp("service")
-        data = build_databases(root / "data")
+        data = build_databases(root / "data", tmp_path_factory)
         server = start_server(data, root / "server.log")
         _SHARED["server"] = server
         request.config.add_cleanup(server.stop)

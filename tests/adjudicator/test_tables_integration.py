@@ -14,6 +14,7 @@ import sys
 
 import pytest
 from adj_helpers import walk
+from conftest import session_database
 
 import tablebase
 from adjudicator import RuleOptions, rule_game
@@ -24,19 +25,11 @@ from tablebase.rules.position import Position
 from tablebase.rules.variants import get_variant
 
 
-def _generate(root, variant: str) -> str:
-    db = root / variant
-    cmd = [sys.executable, "-m", "tablebase.cli", "generate", "-v", variant, "-n", "3"]
-    proc = subprocess.run([*cmd, "--db", str(db), "-j", "1"], capture_output=True, text=True)
-    if proc.returncode != 0:
-        pytest.fail(f"tablebase generate failed: {proc.stderr[-2000:]}")
-    return str(db)
-
-
 @pytest.fixture(scope="module")
 def dbs(tmp_path_factory):
-    root = tmp_path_factory.mktemp("tables")
-    return {v: _generate(root, v) for v in ("international", "english")}
+    return {
+        v: str(session_database(tmp_path_factory, v, 3)) for v in ("international", "english")
+    }
 
 
 def _stats(db: str, variant: str) -> dict[str, dict]:
