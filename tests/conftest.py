@@ -42,24 +42,22 @@ def reference_dir() -> Path:
     return data_file("reference")
 
 
-_DATABASES: dict[tuple[str, int], Path] = {}
-
-
 def session_database(tmp_path_factory: pytest.TempPathFactory, variant: str, pieces: int) -> Path:
     """The ``variant`` database of every slice up to ``pieces`` pieces, solved in this process
     the first time a test asks for it and shared by every test after: read it, never change
-    it (copy it first)."""
-    key = (variant, pieces)
-    if key not in _DATABASES:
+    it (copy it first). It lives at a fixed place under the session's temporary folder, so
+    that every import of this module finds the same one."""
+    directory = tmp_path_factory.getbasetemp() / "session-databases" / str(pieces) / variant
+    done = directory.parent / f"{variant}.done"
+    if not done.exists():
         from tablebase.build.task import run_pair_task
         from tablebase.material.slices import build_pairs
 
-        directory = tmp_path_factory.mktemp(f"db{pieces}") / variant
-        directory.mkdir()
+        directory.mkdir(parents=True, exist_ok=True)
         for pair in build_pairs(pieces):
             run_pair_task(variant, tuple(s.name for s in pair), str(directory), threads=2)
-        _DATABASES[key] = directory
-    return _DATABASES[key]
+        done.touch()
+    return directory
 
 
 @pytest.fixture(scope="session")
