@@ -1,9 +1,10 @@
 """A fake Hub engine: ``python hub_fake.py [--name N] [--fault KIND[:ARG]@GAME.TURN]``.
 
 Plays :func:`common.choose`'s move for the position of each ``pos``; misbehaves once as
-told (see :class:`common.Fault`): ``illegal:TEXT`` answers ``done move=TEXT``, ``garbage``
-writes bytes that are not text, ``die`` exits with status 3, ``stall`` never answers,
-``resign`` answers ``done`` without a move.
+told (see :class:`common.Fault`; with ``--once FILE`` only while FILE is absent, so that
+the process the referee starts again after a fault plays on): ``illegal:TEXT`` answers
+``done move=TEXT``, ``garbage`` writes bytes that are not text, ``die`` exits with status
+3, ``stall`` never answers, ``resign`` answers ``done`` without a move.
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--name", default="HubFake")
     ap.add_argument("--fault", default=None)
+    ap.add_argument("--once", default=None, help="a file: misbehave only if it is absent")
     args = ap.parse_args()
-    fault = Fault(args.fault)
+    fault = Fault(None if args.once and os.path.exists(args.once) else args.fault)
     out = sys.stdout.buffer
     game, turn, pos = 0, 0, Position.start(INTERNATIONAL)
 
@@ -56,6 +58,8 @@ def main() -> None:
         elif cmd == "go":
             turn += 1
             kind = fault.now(game, turn)
+            if kind and args.once:
+                open(args.once, "w").close()
             if kind == "illegal":
                 say(f"done move={fault.arg}")
             elif kind == "garbage":
