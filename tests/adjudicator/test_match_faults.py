@@ -4,7 +4,8 @@ result and reason, the next game is played, and the PDN keeps every game."""
 from __future__ import annotations
 
 import pytest
-from match_helpers import dxp_fake, generate_db, hub_fake, play
+from conftest import session_database
+from match_helpers import dxp_fake, hub_fake, play
 
 import tablebase
 from adjudicator.match import TimeControl
@@ -17,7 +18,7 @@ RULE_ENDS = {"no-pieces", "no-moves", "threefold", "25-move", "16-move", "5-move
 
 @pytest.fixture(scope="module")
 def db3(tmp_path_factory):
-    with tablebase.open(generate_db(tmp_path_factory.mktemp("match-db"), 3)) as tb:
+    with tablebase.open(session_database(tmp_path_factory, "international", 3)) as tb:
         yield tb
 
 
