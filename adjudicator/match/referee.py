@@ -143,7 +143,7 @@ def play_game(
     """Play and referee one game; the engines are left ready for the next one (an engine at
     fault is reset, so that the next game starts it afresh)."""
     wall, cpu = time.monotonic(), time.process_time()
-    record = GameRecord(number, white.name, black.name, opening, list(opening.texts))
+    record = GameRecord(number, white.name, black.name, opening, [])
     game = _Game(record, white, black, opening, referee, last)
     faulty: list[Engine] = []
     try:

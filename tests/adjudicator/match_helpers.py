@@ -58,11 +58,14 @@ def play(
     fens: list[str] | None = None,
     games: int = 2,
     tables=None,
+    openings_file: Path | None = None,
     **referee,
 ):
     """Run a match; returns (records, score, the PDN's games, their rulings by
     ``adjudicator rule`` as JSON objects)."""
     openings = [initial(INTERNATIONAL)]
+    if openings_file is not None:
+        openings = load(str(openings_file), INTERNATIONAL)
     if fens:
         path = tmp_path / "openings.txt"
         path.write_text("\n".join(fens) + "\n")

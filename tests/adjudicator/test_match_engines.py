@@ -13,7 +13,7 @@ from conftest import session_database
 from draughts import StandardBoard
 from draughts.engines.dxp_communication.dxp_classes import DamExchange
 from draughts.engines.hub import board_to_hub_position, parse_hub_line
-from match_helpers import MOBYDAM, MOBYDAM_MISSING, hub_fake, mobydam, play
+from match_helpers import MOBYDAM, MOBYDAM_MISSING, dxp_fake, hub_fake, mobydam, play
 
 import tablebase
 from adjudicator.cli import main as adjudicator_main
@@ -103,6 +103,19 @@ def test_tablebase_hub_follows_the_moves_given_with_the_position(db3):
     assert answers["info"]["score"] == f"{-(10000 - dtw) / 100:.2f}"
 
 
+def test_tablebase_hub_values_moves_under_the_count_of_the_moves_given(db3):
+    # two kings against one: the 5-move rule, 10 plies. W:WK1,K2:BK45 is a table win in 7
+    # plies; reached after 4 plies of that count, 6 remain: the win cannot be forced (no
+    # capture restarts anything here but the last), so it is a draw under the count
+    assert db3.probe("W:WK1,K2:BK45") == (1, 7)
+    p0 = board_to_hub_position(StandardBoard.from_fen("W:WK6,K7:BK45"))
+    p = board_to_hub_position(StandardBoard.from_fen("W:WK1,K2:BK45"))
+    history = ["hub", "init", f'pos pos={p0} moves="6-1 45-50 7-2 50-45"', "go"]
+    fresh = ["hub", "init", f"pos pos={p}", "go"]
+    assert dict(hub_session(db3, history))["info"]["score"] == "0.00"
+    assert dict(hub_session(db3, fresh))["info"]["score"] == "99.93"
+
+
 def test_the_referee_plays_the_tables_against_an_engine(tmp_path, db3):
     records, score, _, rulings = play(
         tmp_path, (tables_spec(db3), hub_fake("Fake")), ["W:WK30:B22"], tables=db3,
@@ -115,6 +128,26 @@ def test_the_referee_plays_the_tables_against_an_engine(tmp_path, db3):
     for record, ruling in zip(records, rulings, strict=True):
         assert ruling["result"] == record.result(INTERNATIONAL)
     assert score.losses == 0  # the tables' side lost no game (black in game 2 loses in theory)
+
+
+def test_a_pdn_opening_is_played_first_and_kept_in_the_record(tmp_path):
+    ballots = tmp_path / "ballot.pdn"
+    ballots.write_text('[Event "b"]\n\n1. 32-28 18-23 2. 37-32 12-18 *\n')
+    with dxp_fake("Dxp") as spec:
+        records, _, games, rulings = play(
+            tmp_path, (spec, hub_fake("Hub")), openings_file=ballots, max_plies=40
+        )
+    for record, game, ruling in zip(records, games, rulings, strict=True):
+        assert record.opening.label == "32-28 18-23 37-32 12-18"
+        texts = [m.text for m in game.moves]
+        assert texts[:4] == ["32-28", "18-23", "37-32", "12-18"] and texts[4:6] != texts[:2]
+        assert record.plies == len(texts) > 4
+        assert "FEN" not in game.tags
+        if record.reason == "unfinished":  # 40 plies: ruled from the final position
+            assert ruling["reason"] == "unfinished" and ruling["ply"] == 40
+        else:
+            assert (ruling["result"], ruling["reason"], ruling["ply"]) == (
+                record.result(INTERNATIONAL), record.reason, record.plies)  # fmt: skip
 
 
 # ---- DXP messages, read and written by pydraughts too
