@@ -145,16 +145,16 @@ def play_game(
     wall, cpu = time.monotonic(), time.process_time()
     record = GameRecord(number, white.name, black.name, opening, [])
     game = _Game(record, white, black, opening, referee, last)
-    faulty: list[Engine] = []
     try:
         game.run()
     except _Ended as end:
         record.white_score, record.reason, record.detail = end.white_score, end.reason, end.detail
-    faulty = game.faulty
     record.white, record.black = white.name, black.name
     for engine, is_white in ((white, True), (black, False)):
-        if engine in faulty:
+        if engine in game.faulty:
             engine.reset()
+            continue
+        if engine not in game.begun:  # the other engine failed before this one started
             continue
         score = record.white_score
         mine = None if score is None else (score if is_white else 2 - score)
@@ -171,6 +171,7 @@ class _Game:
         self.referee = referee
         self.last = last
         self.faulty: list[Engine] = []
+        self.begun: list[Engine] = []
         self.state = DrawState(opening.start, referee.options)
         self.fired: str | None = self.state.initial()
         self.history: list[str] = []
@@ -180,7 +181,8 @@ class _Game:
 
     def run(self) -> None:
         ref = self.referee
-        for colour in (True, False):
+        first = self.pos.white_to_move  # the side to move is started last: its clock runs
+        for colour in (not first, first):
             engine = self.engines[colour]
             setup = GameSetup(
                 self.opening.start,
@@ -191,6 +193,7 @@ class _Game:
                 self.engines[not colour].name,
                 self.last,
             )
+            self.begun.append(engine)
             try:
                 engine.begin(setup)
             except Fault as fault:

@@ -150,6 +150,22 @@ def test_a_pdn_opening_is_played_first_and_kept_in_the_record(tmp_path):
                 record.result(INTERNATIONAL), record.reason, record.plies)  # fmt: skip
 
 
+def test_the_tables_end_a_game_with_the_value_under_the_count(tmp_path, db3):
+    # W:WK1,K2:BK45 is a table win in 7 plies, reached after 4 plies of the 5-move count:
+    # the referee rules it a draw at once, as `adjudicator rule --db` does
+    opening = tmp_path / "opening.pdn"
+    opening.write_text('[FEN "W:WK6,K7:BK45"]\n\n1. 6-1 45-50 2. 7-2 50-45 *\n')
+    records, _, _, rulings = play(
+        tmp_path, (hub_fake("One"), hub_fake("Two")), openings_file=opening, tables=db3,
+        adjudicate="tables",
+    )  # fmt: skip
+    for record, ruling in zip(records, rulings, strict=True):
+        result = record.result(INTERNATIONAL)
+        assert (result, record.reason, record.plies) == ("1-1", "tablebase", 4)
+        assert "theoretical win in 7 plies but only 6 plies remain" in record.detail
+        assert (ruling["result"], ruling["reason"], ruling["ply"]) == ("1-1", "tablebase", 4)
+
+
 # ---- DXP messages, read and written by pydraughts too
 
 
