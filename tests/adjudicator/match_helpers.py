@@ -52,6 +52,21 @@ def dxp_fake(name: str = "DxpFake", fault: str | None = None):
         proc.wait()
 
 
+@contextlib.contextmanager
+def dxp_initiator(port: int, colours: str = "WB", wrong_first: bool = False):
+    """A fake DXP engine that connects to the referee on ``port`` and requests the games."""
+    cmd = [PYTHON, str(FAKES / "dxp_fake.py"), "--port", str(port), "--connect",
+           "--colours", colours]  # fmt: skip
+    if wrong_first:
+        cmd.append("--wrong-first")
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        yield proc
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def play(
     tmp_path: Path,
     engines: tuple[str, str],

@@ -13,7 +13,16 @@ from conftest import session_database
 from draughts import StandardBoard
 from draughts.engines.dxp_communication.dxp_classes import DamExchange
 from draughts.engines.hub import board_to_hub_position, parse_hub_line
-from match_helpers import MOBYDAM, MOBYDAM_MISSING, dxp_fake, hub_fake, mobydam, play
+from match_helpers import (
+    MOBYDAM,
+    MOBYDAM_MISSING,
+    dxp_fake,
+    dxp_initiator,
+    free_port,
+    hub_fake,
+    mobydam,
+    play,
+)  # fmt: skip
 
 import tablebase
 from adjudicator.cli import main as adjudicator_main
@@ -164,6 +173,18 @@ def test_the_tables_end_a_game_with_the_value_under_the_count(tmp_path, db3):
         assert (result, record.reason, record.plies) == ("1-1", "tablebase", 4)
         assert "theoretical win in 7 plies but only 6 plies remain" in record.detail
         assert (ruling["result"], ruling["reason"], ruling["ply"]) == ("1-1", "tablebase", 4)
+
+
+def test_an_engine_connecting_to_the_referee_gets_the_scheduled_games(tmp_path):
+    port = free_port()
+    # it asks for black first: refused (colour), with a CHAT; then it asks for white
+    with dxp_initiator(port, "WB", wrong_first=True):
+        records, _, games, rulings = play(tmp_path, (f"dxp-listen:{port}", hub_fake("Hub")))
+    names = [(r.white, r.black) for r in records]  # pydraughts names its GAMEREQ "DXP Client"
+    assert names == [("DXP Client", "Hub"), ("Hub", "DXP Client")]
+    for record, ruling in zip(records, rulings, strict=True):
+        assert record.reason in RULE_ENDS | {"unfinished"}
+        assert ruling["ply"] == record.plies
 
 
 # ---- DXP messages, read and written by pydraughts too

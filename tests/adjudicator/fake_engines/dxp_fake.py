@@ -5,7 +5,10 @@ Listens on ``P`` (prints ``listening`` when ready), accepts the referee's GAMERE
 Messages are written and read with pydraughts' DamExchange (an implementation independent
 of the referee's). Misbehaves once as told (:class:`common.Fault`): ``illegal:F-T[-C...]``
 sends that MOVE, ``garbage`` sends bytes that are not a message, ``disconnect`` closes the
-connection, ``claim-win`` and ``claim-draw`` send a GAMEEND with that reason.
+connection, ``claim-win`` and ``claim-draw`` send a GAMEEND with that reason. With
+``--connect`` it is the initiator instead: it connects to the referee's port and requests
+each game (``--colours``, its colour per game; ``--wrong-first`` asks the other colour first,
+and takes the colour the refusal implies).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import argparse
 import os
 import socket
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -59,8 +63,15 @@ def main() -> None:
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--name", default="DxpFake")
     ap.add_argument("--fault", default=None)
+    ap.add_argument("--connect", action="store_true", help="connect to PORT as the initiator")
+    ap.add_argument("--colours", default="WB", help="initiator: its colour in each game")
+    ap.add_argument("--minutes", type=int, default=1)
+    ap.add_argument("--wrong-first", action="store_true", help="ask the wrong colour first")
     args = ap.parse_args()
     fault = Fault(args.fault)
+    if args.connect:
+        initiate(args)
+        return
     server = socket.socket()
     server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     server.bind(("127.0.0.1", args.port))
@@ -72,6 +83,55 @@ def main() -> None:
         peer = Peer(sock)
         game = serve(peer, args.name, fault, game)
         sock.close()
+
+
+def initiate(args) -> None:
+    """Connect, and for each game send a GAMEREQ (pydraughts writes it: the initial
+    position, this engine's colour), then play it."""
+    for _ in range(300):  # the referee listens once its first game begins
+        try:
+            sock = socket.create_connection(("127.0.0.1", args.port), timeout=60)
+            break
+        except OSError:
+            time.sleep(0.1)
+    peer = Peer(sock)
+    for game, colour in enumerate(args.colours, 1):
+        wrong = args.wrong_first and game == 1
+        mine = (colour == "W") != wrong
+        while True:
+            peer.send(DXP.msg_gamereq(0 if mine else 1, args.minutes, 0))
+            answer = DXP.parse(peer.receive())
+            if answer["type"] == "A" and answer["accCode"] == "0":
+                break
+            assert DXP.parse(peer.receive())["type"] == "C"  # the game the referee expects
+            mine = not mine
+        play_one(peer, Position.start(INTERNATIONAL), mine)
+    peer.sock.close()
+
+
+def play_one(peer: Peer, pos: Position, mine: bool) -> None:
+    """Play first-choice moves until a GAMEEND, which is echoed."""
+    while True:
+        move = choose(pos) if pos.white_to_move == mine else None
+        if move is not None:
+            peer.send(DXP.msg_move([move.frm, move.to], sorted(move.captures), 0))
+            pos = play(pos, move)
+            continue
+        data = DXP.parse(peer.receive())
+        if data["type"] == "E":
+            peer.send(DXP.msg_gameend(data["reason"]))
+            return
+        if data["type"] == "M":
+            frm, to = int(data["from"]), int(data["to"])
+            caps = sorted(int(c) for c in data["captures"])
+            pos = play(
+                pos,
+                next(
+                    m
+                    for m in legal_moves(pos)
+                    if (m.frm, m.to, sorted(m.captures)) == (frm, to, caps)
+                ),
+            )
 
 
 def serve(peer: Peer, name: str, fault: Fault, game: int) -> int:
