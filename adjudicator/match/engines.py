@@ -195,6 +195,12 @@ class HubEngine(Engine):
         return Reply(seconds, text=answer.move, note=note)
 
     def reset(self) -> None:
+        """After a fault: a moment to quit, then the process is ended."""
+        if self.process is not None:
+            self.process.close(wait=0.2)
+            self.process = None
+
+    def close(self) -> None:
         if self.process is not None:
             self.process.close()
             self.process = None

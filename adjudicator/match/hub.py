@@ -205,8 +205,8 @@ class HubProcess:
         tail = f" (stderr: {self.stderr_tail[-1][:120]})" if self.stderr_tail else ""
         return f"the engine {how} {when}{tail}"
 
-    def close(self) -> None:
-        """``quit``, then end the process if it does not end by itself."""
+    def close(self, wait: float = 2.0) -> None:
+        """``quit``, then end the process if it has not ended ``wait`` seconds later."""
         proc = self.proc
         if proc is None:
             return
@@ -218,7 +218,7 @@ class HubProcess:
         except OSError:
             pass
         try:
-            proc.wait(timeout=2)
+            proc.wait(timeout=wait)
         except subprocess.TimeoutExpired:
             try:
                 os.killpg(proc.pid, signal.SIGKILL)

@@ -66,11 +66,11 @@ def test_an_engine_process_that_dies_loses_and_is_started_again(tmp_path):
 
 def test_a_stall_past_the_time_per_move_loses_on_time(tmp_path):
     engines = (hub_fake("Stalls", "stall@1.1", tmp_path / "fired"), hub_fake("Good"))
-    control = TimeControl(move_time=0.3, grace=0.2)
+    control = TimeControl(move_time=1.0, grace=0.5)
     records, _, games, rulings = play(tmp_path, engines, [START], control=control)
     first = records[0]
     assert (first.result(INTERNATIONAL), first.reason, first.plies) == ("0-2", "time", 0)
-    assert 0.5 <= first.wall < 5
+    assert 1.5 <= first.wall < 10  # the time per move and the grace, then the process ended
     check_second_game_and_pdn(records, games, rulings)
 
 

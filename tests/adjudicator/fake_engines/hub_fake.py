@@ -48,6 +48,7 @@ def main() -> None:
             say(f'id name="{args.name}" version=1')
             say("wait")
         elif cmd == "init":
+            choose(Position.start(INTERNATIONAL))  # load the compiled move generator now
             say("ready")
         elif cmd == "new-game":
             game, turn = game + 1, 0
