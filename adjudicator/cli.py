@@ -2,7 +2,8 @@
 
 ``adjudicator rule FILE.pdn...`` prints one ruling per game (a table, or JSON lines with
 ``--json``). Exit status: 0 when every game was ruled, 1 when some game had an error (illegal
-or ambiguous move, malformed PDN, bad tag), 2 on unusable input (missing file, a file without
+or ambiguous move, malformed PDN, bad tag) or could not be ruled because a table file is
+damaged (``table-error``), 2 on unusable input (missing file, a file without
 any game, a database directory that cannot be opened). Errors are one line, never a traceback.
 """
 
@@ -155,7 +156,7 @@ def _rule_files(
                 if len(files) > 1:
                     ruling = replace(ruling, file=name)
                 table.row(name, ruling)
-                if ruling.is_error:
+                if ruling.is_error or ruling.reason == "table-error":  # text or tables
                     status = max(status, GAME_ERROR)
                 if out is not None:
                     _write(out, game, ruling, name)

@@ -191,7 +191,8 @@ class PdnGame:
         if value is None:
             return None
         head = value.split(",", 1)[0].strip()
-        return int(head) if head.isdigit() and len(head) <= MAX_DIGITS else None
+        ascii_digits = head.isascii() and head.isdigit()  # "2²" is no number
+        return int(head) if ascii_digits and len(head) <= MAX_DIGITS else None
 
 
 # --------------------------------------------------------------------------------- reading
@@ -522,6 +523,13 @@ class _Parser:
         elif kind == "bare":
             number = _DIGITS.match(line, start)
             assert number is not None
+            after = line[number.end() : number.end() + 1]
+            if after.isdigit():  # a digit, but not 0-9 ("3²-28")
+                raise self._error(
+                    f"{after!r} after {number.group()!r} is not an ASCII digit",
+                    lineno,
+                    col + len(number.group()),
+                )
             raise self._error(f"incomplete move {number.group()!r}", lineno, col)
         elif kind == "bad":
             raise self._error(f"unexpected character {line[start]!r}", lineno, col)

@@ -29,7 +29,18 @@ from tablebase.rules.drawrules import NO_LIMIT, Count, Counter, DrawRules
 from tablebase.rules.position import Position
 from tablebase.storage.files import TableFileError
 
-__all__ = ["Prober", "Search", "SearchLimit", "Verdict", "position_key", "probe", "rule_position"]
+__all__ = [
+    "Prober",
+    "Search",
+    "SearchLimit",
+    "Verdict",
+    "position_key",
+    "premise_for",
+    "probe",
+    "rule_position",
+    "shortcut_for",
+    "unreadable_for",
+]
 
 
 @dataclass(frozen=True)
@@ -58,24 +69,56 @@ def shortcut_for(tb: Any) -> bool | frozenset[str]:
     """What the search's shortcut may trust for ``tb`` (see
     :class:`tablebase.rules.countsearch.Search`): True for a test double without slice
     files, else the database's slices where its premise fails (empty: it holds
-    everywhere)."""
+    everywhere). Slices whose files are damaged are left to :func:`unreadable_for`."""
+    return premise_for(tb)[0]
+
+
+def unreadable_for(tb: Any) -> dict[str, TableFileError]:
+    """The slices of ``tb`` whose longest win could not be read (damaged files), with the
+    error: a search that needs the shortcut's premise where one of them can be reached
+    fails with that error (that game's ruling only)."""
+    return dict(premise_for(tb)[1])
+
+
+def premise_for(tb: Any) -> tuple[bool | frozenset[str], tuple[tuple[str, TableFileError], ...]]:
+    """:func:`shortcut_for` and :func:`unreadable_for` of ``tb``, read once per database."""
     path, slices = getattr(tb, "path", None), getattr(tb, "slices", None)
     variant = getattr(tb, "variant", None)
     rules = getattr(variant, "draw_rules", None)
     if path is None or not callable(slices) or rules is None:
-        return True
+        return True, ()
     names = tuple(s.name for s in slices())
-    return _failing(os.fspath(path), names, rules)
+    return _failing(os.fspath(path), names, rules, _identity(path, names))
+
+
+def _identity(path: Any, names: tuple[str, ...]) -> tuple:
+    """What tells a database's files apart from their earlier versions (a file written
+    anew, e.g. a damaged one regenerated, is read anew)."""
+    out = []
+    for name in names:
+        try:
+            st = os.stat(os.path.join(path, f"{name}.h5"))
+            out.append((st.st_ino, st.st_size, st.st_mtime_ns))
+        except OSError:
+            out.append(None)
+    return tuple(out)
 
 
 @lru_cache(maxsize=32)
-def _failing(path: str, names: tuple[str, ...], rules: DrawRules) -> frozenset[str]:
+def _failing(
+    path: str, names: tuple[str, ...], rules: DrawRules, identity: tuple
+) -> tuple[frozenset[str], tuple[tuple[str, TableFileError], ...]]:
     from tablebase.storage.files import read_attrs
 
     def longest(name: str) -> int:
         return int(read_attrs(os.path.join(path, f"{name}.h5")).get("longest_win", -1))
 
-    return failing_slices(rules, names, longest)
+    unreadable: dict[str, Exception] = {}
+    failing = failing_slices(rules, names, longest, unreadable)
+    for error in unreadable.values():
+        if not isinstance(error, TableFileError):
+            raise error
+    return failing, tuple(sorted(unreadable.items()))  # type: ignore[arg-type]
 
 
 @lru_cache(maxsize=32)
@@ -105,7 +148,8 @@ def rule_position(
             None, "outside-tables", f"the database is {name}, the game is {pos.variant.name}"
         )
     try:
-        search = Search(tb, counter, banned, nodes, shortcut_for(tb), deadline)
+        shortcut, unreadable = premise_for(tb)
+        search = Search(tb, counter, banned, nodes, shortcut, deadline, dict(unreadable))
         wdl, dtw = search.value(pos)
         if wdl == 0:
             return Verdict(1, "tablebase", f"the tables say draw (final position {pos.fen()})")

@@ -52,19 +52,21 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
+from starlette.responses import Response
 
 from adjudicator.databases import resolve_databases
 from adjudicator.drawrules import RuleOptions
 from adjudicator.pdn import PdnGame, read_games
 from adjudicator.ruling import BadTag, Ruling, check_fen_text, not_ruled, rule_game
-from adjudicator.tablesearch import shortcut_for
+from adjudicator.tablesearch import shortcut_for, unreadable_for
 from tablebase.probe.database import RESULTS, MissingSliceError, Tablebase, normalise
 from tablebase.rules import Move, legal_moves, play
 from tablebase.rules.countsearch import under_count
 from tablebase.rules.notation import move_text
 from tablebase.rules.position import FenError, Position
 from tablebase.rules.variants import VARIANTS, Variant, get_variant
-from tablebase.storage.files import TableFileError, slice_path
+from tablebase.storage.files import TableFileError, damaged_slice_files, slice_files, slice_path
 
 log = logging.getLogger("adjudicator.service")
 
@@ -135,6 +137,11 @@ class ServedTablebase(Tablebase):
         super().__init__(path, variant)
         self.available = [s.name for s in self.slices()]
         self._present = set(self.available)
+        #: damaged slice files (name -> reason): found at start (each file's metadata
+        #: checked) or when read; only the answers that need them fail (503 naming the file)
+        self.damaged: dict[str, str] = {
+            f.name: reason for f, reason in damaged_slice_files(path, variant, False).items()
+        }
 
     def probe_byte(self, pos: Position | str) -> int:
         p = self._position(pos)
@@ -166,7 +173,7 @@ def open_databases(dirs: Mapping[str, Path]) -> dict[str, ServedTablebase]:
     out = {}
     for name, path in dirs.items():
         variant = get_variant(name)
-        files = sorted(path.glob("*.h5"))
+        files = slice_files(path).slices  # junk *.h5 files are not slice files
         if files:
             found = Tablebase(path).variant.name
             if found != variant.name:
@@ -310,20 +317,35 @@ class Service:
                     tb.probe(Position.from_fen(f"W:WK{corner}:BK{variant.per_row}", variant))
                 except (LookupError, ValueError):
                     pass
+                except TableFileError as error:  # the service starts; /health names it
+                    self.note_damaged(error)
             rule_game([], variant=variant, options=RuleOptions())
+
+    def note_damaged(self, error: TableFileError) -> str:
+        """Record a damaged slice file under its database's variant (for ``/health``); the
+        message naming it by variant and file name, never by its server path."""
+        for name, tb in self.tables.items():
+            if Path(error.path).parent == tb.path:
+                tb.damaged[Path(error.path).name] = error.reason
+                return f"the {name} slice file {Path(error.path).name} is damaged: {error.reason}"
+        return f"a slice file ({Path(error.path).name}) is damaged: {error.reason}"
 
     # --- /health --------------------------------------------------------------------------
     def health(self) -> dict[str, Any]:
         variants = {}
+        damaged = False
         for name in sorted(VARIANTS):
             tb = self.tables.get(name)
             slices = tb.available if tb else []
+            bad = dict(sorted(tb.damaged.items())) if tb else {}
+            damaged = damaged or bool(bad)
             variants[name] = {
                 "tables": tb is not None,
                 "slices": slices,
                 "slice_count": len(slices),
                 "loaded": tb.loaded if tb else 0,
                 "max_pieces": max((sum(int(c) for c in s) for s in slices), default=0),
+                "damaged": [{"file": f, "error": reason} for f, reason in bad.items()],
             }
         s = self.settings
         limits = {
@@ -332,7 +354,8 @@ class Service:
             "max_plies": s.max_plies,
             "search_nodes": s.search_nodes,
         }
-        return {"status": "ok", "variants": variants, "limits": limits}
+        status = "degraded" if damaged else "ok"  # damaged files: their answers fail
+        return {"status": status, "variants": variants, "limits": limits}
 
     # --- /probe ---------------------------------------------------------------------------
     def probe(self, variant_name: str, fen: str, elapsed: int = 0) -> dict[str, Any]:
@@ -403,6 +426,7 @@ class Service:
                 nodes=self.settings.search_nodes,
                 shortcut=shortcut_for(tb),
                 deadline=time.monotonic() + self.settings.request_ms / 1000,
+                unreadable=unreadable_for(tb),
             )
         except LookupError:
             return  # a move leads outside the tables: the values stay null
@@ -733,8 +757,14 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(TableFileError)
     async def table_error(request: Request, exc: TableFileError) -> JSONResponse:
+        message = app.state.service.note_damaged(exc)
         log.error("database error: %s", exc)
-        return JSONResponse({"error": "a database file is damaged"}, status_code=500)
+        return JSONResponse({"error": message}, status_code=503)  # the file, not the request
+
+    @app.exception_handler(ClientDisconnect)
+    async def gone(request: Request, exc: ClientDisconnect) -> Response:
+        log.info("%s %s: the client disconnected", request.method, request.url.path)
+        return Response(status_code=400)  # nobody reads it
 
     @app.exception_handler(Exception)
     async def fault(request: Request, exc: Exception) -> JSONResponse:

@@ -31,6 +31,7 @@ from tablebase.solve import whole as solve
 from tablebase.storage.files import (
     SliceStats,
     TableFileError,
+    check_wdl_part,
     read_attrs,
     read_slice,
     slice_path,
@@ -432,13 +433,16 @@ def slice_stats(variant: Variant, s: Slice, values: np.ndarray) -> tuple[SliceSt
 
 
 def pair_complete(db: Path, variant: Variant, pair: tuple[Slice, ...]) -> bool:
-    """True if every file of the pair exists and verifies; damaged files are reported."""
+    """True if every file of the pair exists and verifies: its metadata against its digest
+    (checked again), its values against their checksum and its WDL part against the values
+    (:func:`tablebase.storage.files.check_wdl_part`); damaged files are reported."""
     for s in pair:
         path = slice_path(db, s)
         if not path.exists():
             return False
         try:
-            read_slice(path, variant, s)
+            values = read_slice(path, variant, s, recheck=True)
+            check_wdl_part(path, variant, s, values)
         except TableFileError as e:
             log.warning("%s; it will be regenerated", e)
             return False

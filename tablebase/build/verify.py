@@ -1,44 +1,211 @@
-"""Verification of a database: every stored value re-derived from its successors.
+"""Verification of a database: every file checked, every stored value re-derived from its
+successors, every WDL code checked against the values.
 
-For each slice, the pair and the slices it depends on are loaded; each (or a random sample
-of) position's byte is recomputed from the legal moves and the stored bytes of the
-successors with the rules engine, and must equal the stored byte.
+For each slice, the pair and the slices it depends on are loaded (each file's metadata
+checked against its digest again, :func:`tablebase.storage.files.check_file`, and each
+part against its checksum); each (or a random sample of) position's byte is recomputed from
+the legal moves and the stored bytes of the successors with the rules engine, and must equal
+the stored byte; and the slice's WDL part must be the one its values give, entry for entry
+(:func:`tablebase.storage.files.wdl_disagreements`). A WDL-only copy has no values to
+re-derive it from: its files are checked (digests, checksums, the WDL part read whole) and,
+given the full database it was exported from (``values_db``), each WDL part is compared
+with the full database's values, whose digest the copy recorded at export
+(``values_sha256``). A file that fails is listed as damaged, with the reason, and the
+others are still checked; ``*.h5`` files that are not slice files are listed apart.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from tablebase.build.task import FlatTables, _counts, entry_position
 from tablebase.material.index import BINOM, REVERSE16
-from tablebase.material.slices import Slice, build_key, pair_dependencies, parse_material
+from tablebase.material.slices import Slice, build_key, pair_dependencies
 from tablebase.rules.variants import Variant
 from tablebase.solve import runs as solve_runs
 from tablebase.solve import whole as solve
-from tablebase.storage.files import read_attrs, slice_path
-
-
-def database_files(db: Path, variant: Variant) -> tuple[list[Slice], list[tuple[Path, str]]]:
-    """The slices of the ``*.h5`` files in ``db`` (build order), and the other ``*.h5``
-    files with the reason each is not a slice of a ``variant`` database (e.g. ``9999.h5``)."""
-    slices, stray = [], []
-    for f in sorted(Path(db).glob("*.h5")):
-        try:
-            slices.append(parse_material(f.stem))
-        except ValueError as e:
-            stray.append((f, str(e)))
-    return sorted(slices, key=build_key), stray
+from tablebase.storage.files import (
+    TableFileError,
+    checksum,
+    has_values,
+    read_attrs,
+    read_slice,
+    read_wdl_part,
+    slice_files,
+    slice_path,
+    wdl_disagreements,
+)
 
 
 @dataclass(frozen=True)
 class SliceCheck:
+    """One slice's check: positions re-derived (``checked``) and those that disagree, and
+    the WDL entries that disagree with the values (-1: the WDL part was not compared)."""
+
     slice: str
     checked: int
     bad_fens: tuple[str, ...]
     bad_count: int
+    wdl_bad: int = 0
+    wdl_fens: tuple[str, ...] = ()
+    note: str = ""
+
+
+@dataclass
+class VerifyReport:
+    """What :func:`verify_database` found: per slice its check, the damaged files (path,
+    reason) and the ``*.h5`` files that are not slice files (path, reason)."""
+
+    checks: list[SliceCheck] = field(default_factory=list)
+    damaged: list[tuple[Path, str]] = field(default_factory=list)
+    others: list[tuple[Path, str]] = field(default_factory=list)
+    #: slice files that read but could not be re-derived (a file they need is damaged)
+    unverified: list[tuple[Path, str]] = field(default_factory=list)
+
+    @property
+    def failures(self) -> int:
+        """Inconsistent positions and WDL entries, damaged, unverified files and files that
+        are not slices."""
+        bad = sum(c.bad_count + max(0, c.wdl_bad) for c in self.checks)
+        return bad + len(self.damaged) + len(self.others) + len(self.unverified)
+
+    def summary(self) -> tuple:
+        """A comparable digest of the outcome (for tests and the fuzz script)."""
+        return (
+            tuple((c.slice, c.checked, c.bad_count, c.wdl_bad) for c in self.checks),
+            tuple((str(p), r) for p, r in self.damaged),
+            tuple(str(p) for p, _ in self.others),
+        )
+
+
+def verify_database(
+    db: Path | str,
+    variant: Variant,
+    sample: int | None = None,
+    seed: int = 0,
+    threads: int = 1,
+    values_db: Path | str | None = None,
+    on_check: Callable[[SliceCheck], None] | None = None,
+    on_damaged: Callable[[Path, str], None] | None = None,
+    only: frozenset[str] | None = None,
+    on_unverified: Callable[[Path, str], None] | None = None,
+) -> VerifyReport:
+    """Check every slice file of ``db`` (see the module docstring); ``sample`` limits each
+    slice to that many random positions (the WDL part is compared whole). A pair that
+    cannot be read is checked slice by slice, so a damaged file fails alone. ``values_db``:
+    for a WDL-only copy, the full database to compare its WDL parts with. ``on_check`` and
+    ``on_damaged`` (and ``on_unverified``, for a slice whose pair or dependencies cannot
+    be read) are called as results come; ``only``: the names of the slices to check
+    (default: all)."""
+    db = Path(db)
+    listing = slice_files(db)
+    report = VerifyReport(others=list(listing.others))
+    slices = sorted((s for s, _ in listing.slices), key=build_key)
+    if only is not None:
+        slices = [s for s in slices if s.name in only]
+    present = {s.name for s in slices}
+
+    def damaged(path: Path, reason: str) -> None:
+        report.damaged.append((path, reason))
+        if on_damaged is not None:
+            on_damaged(path, reason)
+
+    def unverified(path: Path, reason: str) -> None:
+        report.unverified.append((path, reason))
+        if on_unverified is not None:
+            on_unverified(path, reason)
+
+    def checked(c: SliceCheck) -> None:
+        report.checks.append(c)
+        if on_check is not None:
+            on_check(c)
+
+    bad_files: set[str] = set()
+    full = _holds_values(listing.slices)
+    for pair in dict.fromkeys(s.pair for s in slices):  # build order; each pair read once
+        mine = [s for s in pair if s.name in present]
+        for s in mine:  # every file's metadata and parts, checked afresh
+            try:
+                _check_parts(db, variant, s, full)
+            except TableFileError as e:
+                damaged(e.path, e.reason)
+                bad_files.add(s.name)
+        if not full:
+            for s in mine:
+                if s.name not in bad_files:
+                    try:
+                        checked(_check_wdl_copy(db, variant, s, values_db))
+                    except TableFileError as e:
+                        damaged(e.path, e.reason)
+            continue
+        good = [s for s in mine if s.name not in bad_files]
+        if not good:
+            continue
+        try:
+            tables = pair_tables(db, variant, pair)
+        except TableFileError as e:  # a file of the pair, or a dependency, is damaged or missing
+            for s in good:
+                if e.path == slice_path(db, s):
+                    damaged(e.path, e.reason)
+                    bad_files.add(s.name)
+                else:
+                    unverified(slice_path(db, s), str(e))
+            continue
+        for s in good:
+            c = _check_loaded(tables, variant, s, sample, seed, threads)
+            try:
+                checked(_with_wdl_check(c, db, variant, s, tables.view(s)))
+            except TableFileError as e:
+                damaged(e.path, e.reason)
+    return report
+
+
+def _holds_values(files: list[tuple[Slice, Path]]) -> bool:
+    """True for a full database: the first readable slice file has values."""
+    for _, f in files:
+        try:
+            return has_values(read_attrs(f))
+        except TableFileError:
+            continue
+    return True
+
+
+def _check_parts(db: Path, variant: Variant, s: Slice, full: bool) -> None:
+    """Check the file of slice ``s`` again (its metadata against the digest) and read its
+    WDL part whole (against its checksums); in a WDL-only copy nothing more reads it, in a
+    full database its values are read and checked with its pair (:func:`pair_tables`)."""
+    read_wdl_part(slice_path(db, s), variant, s, True, recheck=True)
+
+
+def _with_wdl_check(c: SliceCheck, db: Path, variant: Variant, s: Slice, values) -> SliceCheck:
+    """``c`` with the comparison of the WDL part of slice ``s`` with its ``values``."""
+    path = slice_path(db, s)
+    if read_attrs(path)["format_version"] == 1:  # its WDL codes are its values'
+        return c
+    packed, stored = read_wdl_part(path, variant, s)
+    bad = wdl_disagreements(variant, s, values, packed, stored)
+    fens = tuple(entry_position(variant, s, int(i)).fen() for i in bad[:20])
+    return SliceCheck(c.slice, c.checked, c.bad_fens, c.bad_count, int(bad.shape[0]), fens)
+
+
+def _check_wdl_copy(db: Path, variant: Variant, s: Slice, values_db: Path | str | None):
+    """The check of slice ``s`` of a WDL-only copy: against the values of ``values_db``
+    (their digest first compared with the one recorded at export), or none (-1)."""
+    path = slice_path(db, s)
+    if values_db is None:
+        return SliceCheck(s.name, 0, (), 0, -1, (), "WDL part read and checked by its digests")
+    values = read_slice(slice_path(values_db, s), variant, s)
+    recorded = read_attrs(path).get("values_sha256")
+    if recorded is not None and recorded != checksum(values):
+        raise TableFileError(path, f"was exported from other values than {values_db}'s")
+    packed, stored = read_wdl_part(path, variant, s)
+    bad = wdl_disagreements(variant, s, values, packed, stored)
+    fens = tuple(entry_position(variant, s, int(i)).fen() for i in bad[:20])
+    return SliceCheck(s.name, 0, (), 0, int(bad.shape[0]), fens, f"against {values_db}")
 
 
 def verify_slice(

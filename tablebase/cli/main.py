@@ -408,10 +408,19 @@ def _under_count(tb, pos: Position, elapsed: int, moves: list) -> tuple:
 
     rules = tb.variant.draw_rules
     names = [s.name for s in tb.slices()]
+    unreadable: dict[str, Exception] = {}  # damaged files: only a search that needs them fails
     failing = failing_slices(
-        rules, names, lambda n: int(read_attrs(tb.path / f"{n}.h5")["longest_win"])
+        rules, names, lambda n: int(read_attrs(tb.path / f"{n}.h5")["longest_win"]), unreadable
     )
-    return under_count(tb, pos, Counter(rules), elapsed, [m.move for m in moves], shortcut=failing)
+    return under_count(
+        tb,
+        pos,
+        Counter(rules),
+        elapsed,
+        [m.move for m in moves],
+        shortcut=failing,
+        unreadable=unreadable,
+    )
 
 
 @main.command("verify")
@@ -424,43 +433,69 @@ def _under_count(tb, pos: Position, elapsed: int, moves: list) -> tuple:
     help="Check this many random positions per slice instead of all.",
 )
 @click.option("--seed", type=int, default=0, show_default=True)
-def verify_cmd(variant: str, db: str | None, sample: int | None, seed: int) -> None:
-    """Re-derive stored values from their successors; exit 1 listing inconsistencies,
-    damaged files and files that are not slices of the database."""
-    from tablebase.build.verify import database_files, verify_pair
-    from tablebase.storage.files import TableFileError
+@click.option(
+    "--values-db",
+    type=click.Path(file_okay=False, exists=True),
+    default=None,
+    help="For a WDL-only copy: the full database it was exported from, whose values each "
+    "WDL part is compared with.",
+)
+def verify_cmd(
+    variant: str, db: str | None, sample: int | None, seed: int, values_db: str | None
+) -> None:
+    """Check every slice file (its digests and checksums), re-derive stored values from
+    their successors and compare every WDL code with the values; exit 1 listing
+    inconsistencies, damaged files and files that are not slices of the database."""
+    from tablebase.build.verify import SliceCheck, verify_database
 
     setup_logging()
     v = get_variant(variant)
     path = db_dir(db, variant)
     if not path.is_dir():
         fail(f"database directory {path} does not exist (run `tablebase generate` first)")
-    slices, stray = database_files(path, v)
-    for f, reason in stray:
+
+    def show(r: SliceCheck) -> None:
+        if r.wdl_bad < 0:
+            click.echo(f"{r.slice}: {r.note}")
+            return
+        status = "ok" if r.bad_count == 0 else f"{r.bad_count} INCONSISTENT"
+        wdl = "" if r.wdl_bad == 0 else f"; wdl part: {r.wdl_bad} ENTRIES DISAGREE with the values"
+        if not r.checked and not r.bad_count:  # a WDL-only copy, against a full database
+            status = "wdl part ok" if r.wdl_bad == 0 else ""
+            wdl = wdl[2:]
+        else:
+            status = f"{r.checked} checked, {status}"
+        click.echo(f"{r.slice}: {status}{wdl}{f' ({r.note})' if r.note else ''}")
+        for fen in r.bad_fens:
+            click.echo(f"  inconsistent: {fen}")
+        for fen in r.wdl_fens:
+            click.echo(f"  wdl code disagrees: {fen}")
+
+    def damaged(f: Path, reason: str) -> None:
+        click.echo(f"{f.stem}: {f.name} DAMAGED: {reason}")
+
+    def unverified(f: Path, reason: str) -> None:
+        click.echo(f"{f.stem}: not verified: {reason}")
+
+    from tablebase.storage.files import slice_files
+
+    listing = slice_files(path)
+    for f, reason in listing.others:
         click.echo(f"{f.name}: skipped, not a slice file: {reason}")
-    if not slices:
+    if not listing.slices:
         fail(f"no slice files in {path}")
-    bad_total = len(stray)
-    present = {s.name for s in slices}
-    pairs = list(dict.fromkeys(s.pair for s in slices))  # build order; each pair read once
-    for pair in pairs:
-        try:
-            checks = verify_pair(path, v, pair, sample, seed, threads=os_threads())
-        except TableFileError as e:
-            for s in pair:
-                if s.name in present:
-                    click.echo(f"{s.name}: {e}")
-                    bad_total += 1
-            continue
-        for r in checks:
-            if r.slice not in present:
-                continue
-            status = "ok" if r.bad_count == 0 else f"{r.bad_count} INCONSISTENT"
-            click.echo(f"{r.slice}: {r.checked} checked, {status}")
-            for fen in r.bad_fens:
-                click.echo(f"  inconsistent: {fen}")
-            bad_total += r.bad_count
-    if bad_total:
+    report = verify_database(
+        path,
+        v,
+        sample,
+        seed,
+        os_threads(),
+        values_db,
+        on_check=show,
+        on_damaged=damaged,
+        on_unverified=unverified,
+    )
+    if report.failures:
         sys.exit(1)
 
 
@@ -497,6 +532,7 @@ def stats_cmd(variant: str, db: str | None, as_json: bool, plot_file: str | None
             fail("stats --plot needs matplotlib: pip install 'draughts-tablebase[plot]'")
     rows = []
     totals: dict[int, list[int]] = {}
+    damaged = 0
     with open_db(db, variant) as tb:
         for s in sorted(tb.slices(), key=build_key):
             path = slice_path(tb.path, s)
@@ -506,8 +542,10 @@ def stats_cmd(variant: str, db: str | None, as_json: bool, plot_file: str | None
                 hist = a.get("value_histogram")
                 if hist is None and plot_file:  # version 1 files keep no histogram
                     hist = dtw_histogram(read_slice(path, tb.variant, s))
-            except TableFileError as e:
-                fail(str(e), 1)
+            except TableFileError as e:  # listed; the other slices are still counted
+                click.echo(f"error: {e}", err=True)
+                damaged += 1
+                continue
             row = {
                 k: a[k]
                 for k in (
@@ -559,6 +597,8 @@ def stats_cmd(variant: str, db: str | None, as_json: bool, plot_file: str | None
         except (OSError, ValueError) as e:
             fail(f"cannot write {plot_file}: {e}")
         click.echo(f"plot written to {out}", err=True)
+    if damaged:
+        sys.exit(1)
 
 
 @main.command("export")

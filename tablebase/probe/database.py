@@ -35,10 +35,11 @@ from tablebase.rules.position import Position
 from tablebase.rules.variants import Variant, get_variant
 from tablebase.storage.files import (
     TableFileError,
+    first_readable_attrs,
     has_values,
-    read_attrs,
     read_slice,
     read_wdl_part,
+    slice_files,
     slice_path,
 )
 from tablebase.storage.values import RESULT_NAMES, decode, result_of_code
@@ -103,8 +104,7 @@ class Tablebase:
         self.path = Path(path)
         if not self.path.is_dir():
             raise FileNotFoundError(f"database directory {self.path} does not exist")
-        first = next(iter(self._slice_files()), None)
-        attrs = read_attrs(first) if first is not None else {}
+        attrs = first_readable_attrs(self.path)  # damaged and junk files passed over
         self.variant = get_variant(variant or attrs.get("variant") or self.path.name)
         #: True if probes give distances (the ``values`` part); False: win/draw/loss only.
         self.has_distances = bool(attrs) and has_values(attrs) and not wdl_only
@@ -139,30 +139,14 @@ class Tablebase:
 
     # --- slices -----------------------------------------------------------------------
     def _slice_files(self) -> list[Path]:
-        """Files named as a slice (``wmwkbmbk.h5``), in name order; others are left out."""
-        from tablebase.material.slices import parse_slice
-
-        out = []
-        for f in sorted(self.path.glob("*.h5")):
-            try:
-                parse_slice(f.stem)
-            except ValueError:
-                continue
-            out.append(f)
-        return out
+        """The slice files (``wmwkbmbk.h5``), in name order; others are left out
+        (:func:`tablebase.storage.files.slice_files`)."""
+        return [f for _, f in slice_files(self.path).slices]
 
     def slices(self) -> list[Slice]:
-        """Slices present in the directory (files not named as a slice, e.g. ``9999.h5``,
-        are left out)."""
-        from tablebase.material.slices import parse_material
-
-        out = []
-        for f in sorted(self.path.glob("*.h5")):
-            try:
-                out.append(parse_material(f.stem))
-            except ValueError:
-                continue
-        return out
+        """Slices present in the directory (files not named as a slice of a database, e.g.
+        ``9999.h5`` or ``0000.h5``, are left out: :func:`tablebase.storage.files.slice_files`)."""
+        return [s for s, _ in slice_files(self.path).slices]
 
     def table(self, s: Slice, fen: str = "") -> np.ndarray:
         """The values of slice ``s`` (read and checked on first use)."""

@@ -41,7 +41,7 @@ bounds the work; past it :class:`SearchLimit` (:class:`TimeLimit`) is raised (ca
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 from tablebase.rules.drawrules import Count, Counter, DrawRules
@@ -116,15 +116,29 @@ def shortcut_holds(
 
 
 def failing_slices(
-    rules: DrawRules, slice_names: Iterable[str], longest_win: Callable[[str], int]
+    rules: DrawRules,
+    slice_names: Iterable[str],
+    longest_win: Callable[[str], int],
+    unreadable: dict[str, Exception] | None = None,
 ) -> frozenset[str]:
     """The slices (of ``slice_names``) whose material puts an ending count in force and whose
     longest win (``longest_win(name)``, plies) is longer than that count: where the premise
-    of the shortcut fails."""
+    of the shortcut fails. With ``unreadable`` (a dict), a slice whose ``longest_win``
+    raises (a damaged file) is recorded there with its error instead of stopping the rest:
+    the premise is unknown there (see :class:`Search`'s ``unreadable``)."""
     out = set()
     for name in slice_names:
         e = rules.ending_of(material_boards(*(int(c) for c in name)))
-        if e is not None and longest_win(name) > e.plies:
+        if e is None:
+            continue
+        try:
+            longest = longest_win(name)
+        except Exception as error:
+            if unreadable is None:
+                raise
+            unreadable[name] = error
+            continue
+        if longest > e.plies:
             out.add(name)
     return frozenset(out)
 
@@ -164,10 +178,14 @@ class Search:
         nodes: int = 100_000,
         shortcut: bool | frozenset[str] = True,
         deadline: float | None = None,
+        unreadable: Mapping[str, Exception] | None = None,
     ) -> None:
         """``shortcut``: True (the premise holds everywhere), False (never use it), or the
         slice names where it fails (:func:`failing_slices`): then it is used only at
-        positions that cannot reach them with a fresh count."""
+        positions that cannot reach them with a fresh count. ``unreadable``: slices whose
+        longest win could not be read (a damaged file), with the error: a search that would
+        need the premise where one of them can be reached raises that error, so only the
+        answers that need the damaged slice fail."""
         self.tb = tb
         self.deadline = deadline  # time.monotonic() past which TimeLimit is raised
         self.counter = counter
@@ -180,6 +198,11 @@ class Search:
             material = tuple(int(c) for c in name)
             e = counter.rules.ending_of(material_boards(*material))
             self.failing.append((material, e is not None and e.restart_on_change))  # type: ignore[arg-type]
+        self.unknown: list[tuple[tuple[int, int, int, int], bool, Exception]] = []
+        for name, error in (unreadable or {}).items():
+            material = tuple(int(c) for c in name)
+            e = counter.rules.ending_of(material_boards(*material))
+            self.unknown.append((material, e is not None and e.restart_on_change, error))  # type: ignore[arg-type]
         self.trusted: dict[tuple[int, int, int, int], bool] = {}
         # pieces below which no banned position can be reached again
         self.fewer_than = min((_pieces(k) for k in banned), default=INFINITY)
@@ -216,9 +239,12 @@ class Search:
         """True if the shortcut "dtw fits the count" is exact at ``pos``."""
         if not self.shortcut or _pieces(position_key(pos)) >= self.fewer_than:
             return False
-        if not self.failing:
+        if not self.failing and not self.unknown:
             return True
         material = pos.piece_count()
+        for dst, restarts, error in self.unknown:
+            if _reachable(material, dst) and (dst != material or restarts):
+                raise error  # the premise is unknown here: the damaged slice's error
         ok = self.trusted.get(material)
         if ok is None:
             ok = self.trusted[material] = not any(
@@ -306,16 +332,18 @@ def under_count(
     nodes: int = 100_000,
     shortcut: bool | frozenset[str] = True,
     deadline: float | None = None,
+    unreadable: Mapping[str, Exception] | None = None,
 ) -> tuple[Count, str, list[str]]:
     """The count running in ``pos`` with ``elapsed`` plies on it, and ``result_under_count``
     of the position and of each move (``"win"``, ``"draw"``, ``"loss"`` from the mover's
     side, or ``"unknown"`` past the node budget, past ``deadline`` (a ``time.monotonic()``
     value, shared by all the values) or without distances in the tables), the
     moves in the order given (default:
-    :func:`legal_moves`). ``LookupError`` when a needed slice is not in the tables."""
+    :func:`legal_moves`). ``LookupError`` when a needed slice is not in the tables, the
+    error of a damaged slice the search needs (``unreadable``: see :class:`Search`)."""
     count = counter.start(pos, elapsed)
     moves = legal_moves(pos) if moves is None else moves
-    search = Search(tb, counter, frozenset(), nodes, shortcut, deadline)
+    search = Search(tb, counter, frozenset(), nodes, shortcut, deadline, unreadable)
     try:
         whole = RESULT_NAMES[result_under_count(search, pos, count)]
     except (SearchLimit, NoDistances):

@@ -55,7 +55,7 @@ def parse_squares(text: str, variant: Variant | None = None) -> tuple[list[int],
 
 
 def _square(text: str, token: str, variant: Variant | None) -> int:
-    if token.isdigit():
+    if token.isascii() and token.isdigit():
         if len(token) > 4:
             raise MoveError(text[:40], f"square {token[:12]}... is not a square")
         return int(token)

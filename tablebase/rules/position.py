@@ -59,7 +59,7 @@ def board_of(squares: list[int] | tuple[int, ...]) -> int:
     return b
 
 
-_RUNS_FIELD = re.compile(r"\+(\d)(\d{0,4})\+(\d)(\d{0,4})")
+_RUNS_FIELD = re.compile(r"\+([0-9])([0-9]{0,4})\+([0-9])([0-9]{0,4})")  # ASCII digits only
 NO_RUNS = ((0, 0), (0, 0))
 
 
@@ -116,7 +116,7 @@ class Position:
             if not part:
                 raise FenError(fen, part, "empty colour field")
             colour = part[0].upper()
-            if colour in ("H", "F") and len(parts) > 3 and part[1:].strip().isdigit():
+            if colour in ("H", "F") and len(parts) > 3 and _ascii_number(part[1:].strip()):
                 continue  # lidraughts' half-move clock and move number
             if colour == "+" and runs_text is None:
                 runs_text = part
@@ -319,15 +319,22 @@ class Position:
         return "."
 
 
+def _ascii_number(text: str) -> bool:
+    """True if ``text`` is digits 0-9 only (``"2²"`` and ``"٣"`` are not numbers here)."""
+    return text.isascii() and text.isdigit()
+
+
 def _square_number(fen: str, v: Variant, text: str, token: str) -> int:
     """A FEN square: a PDN number (``29``) or an alphanumeric name (``a1``)."""
     text = text.strip()
     if text[:1].lower() in FILES[: v.size] and text[1:].isdigit():
+        if not _ascii_number(text[1:]) or len(text) > 3:
+            raise FenError(fen, _short(token), f"{_short(text)!r} is not a square name of {v.name}")
         s = v.square_named(text)
         if not s:
             raise FenError(fen, token, f"{text!r} is not a dark square of the {v.name} board")
         return s
-    if not (text.isascii() and text.isdigit()):
+    if not _ascii_number(text):
         raise FenError(fen, token, f"expected a square number or name, got {_short(text)!r}")
     if len(text) > 4:
         raise FenError(fen, _short(token), f"{_short(text)} is not a square of {v.name}")

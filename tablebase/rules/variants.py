@@ -123,7 +123,10 @@ class Variant:
         """1-based PDN square of an alphanumeric name (``c3``, case-insensitive); 0 when the
         name is malformed, off the board or a light square."""
         text = name.strip().lower()
-        if len(text) < 2 or text[0] not in FILES or not text[1:].isdigit():
+        rank = text[1:]
+        if len(text) < 2 or text[0] not in FILES or not (rank.isascii() and rank.isdigit()):
+            return 0  # only ASCII digits are a rank ("a²" is no square)
+        if len(rank) > 2:
             return 0
         return self.square_at(self.size - int(text[1:]), FILES.index(text[0]))
 

@@ -1,11 +1,15 @@
 """Copying a database into the current format: the full copy, or the WDL-only distribution copy.
 
-``tablebase export SRC DST`` rewrites every slice file of ``SRC`` into ``DST`` in format
-version 2 (both parts), converting version 1 files on the way; ``--wdl-only`` writes only the
+``tablebase export SRC DST`` rewrites every slice file of ``SRC`` into ``DST`` in the current
+format version (3: both parts, the metadata digest), converting version 1 and 2 files on
+the way; ``--wdl-only`` writes only the
 compact win/draw/loss part and the slice attributes (counts, longest win, distance
 histogram), the copy to download or ship. Every file is read and checked before it is
 copied and written under a temporary name, checked and renamed (:mod:`tablebase.storage.files`),
-so a file with its final name in ``DST`` is complete.
+so a file with its final name in ``DST`` is complete. A source file whose WDL part
+disagrees with its values (:func:`tablebase.storage.files.check_wdl_part`) is refused; every
+copy records in its attributes the SHA-256 of the values its WDL part was checked against
+(``values_sha256``), which ``verify`` of a WDL-only copy compares with the full database's.
 
 **Which form of the WDL part.** A slice's part either stores its capture positions' codes
 (every probe reads one code) or leaves them to the prober (smaller: a probe of a capture
@@ -32,10 +36,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import h5py
 import numpy as np
 
-from tablebase.material.slices import Slice, parse_slice
+from tablebase.material.slices import Slice
 from tablebase.rules.variants import Variant, get_variant
 from tablebase.storage.files import (
     DATASET,
@@ -43,7 +46,10 @@ from tablebase.storage.files import (
     WDL_SMALL_CODEC,
     SliceStats,
     TableFileError,
+    check_wdl_part,
+    checksum,
     has_values,
+    open_slice_file,
     read_attrs,
     read_slice,
     read_wdl,
@@ -51,6 +57,7 @@ from tablebase.storage.files import (
     slice_path,
     write_parts,
 )
+from tablebase.storage.files import slice_files as list_slice_files
 from tablebase.storage.values import dtw_histogram
 
 # attributes describing the file rather than the slice: written afresh by write_parts
@@ -72,20 +79,15 @@ class ExportReport:
 
 
 def slice_files(db: Path) -> list[tuple[Slice, Path]]:
-    """The slice files of a database directory, in name order (other files left out)."""
-    out = []
-    for f in sorted(db.glob("*.h5")):
-        try:
-            out.append((parse_slice(f.stem), f))
-        except ValueError:
-            continue
-    return out
+    """The slice files of a database directory, in name order (other files left out;
+    :func:`tablebase.storage.files.slice_files`)."""
+    return list_slice_files(db).slices
 
 
 def part_bytes(path: Path | str) -> tuple[int, int]:
     """Bytes stored for the (wdl, values) parts of a slice file (0 for a part it lacks, as
-    the WDL part of a version 1 file)."""
-    with h5py.File(path, "r") as f:
+    the WDL part of a version 1 file); :class:`TableFileError` for a damaged file."""
+    with open_slice_file(path) as f:
         return tuple(
             int(f[name].id.get_storage_size()) if name in f else 0
             for name in (WDL_DATASET, DATASET)
@@ -135,8 +137,10 @@ def export_database(
         # the WDL part is encoded afresh from the values unless it can be copied
         same_form = attrs["wdl_captures_stored"] == store or runs
         reencode = attrs["format_version"] == 1 or (not same_form and has_values(attrs))
-        need_values = not wdl_only or reencode
+        need_values = has_values(attrs)  # to check the WDL part against them
         values = read_slice(path, variant, s) if need_values else None
+        if values is not None and attrs["format_version"] != 1:
+            check_wdl_part(path, variant, s, values)  # refuses a forged or damaged part
         if values is not None and attrs["format_version"] == 1:
             stats = SliceStats(
                 attrs["positions"],
@@ -151,6 +155,8 @@ def export_database(
             )
         else:
             new_attrs = {k: v for k, v in attrs.items() if k not in _FILE_KEYS}
+        if values is not None:
+            new_attrs["values_sha256"] = checksum(values)
         if reencode:  # every version 1 file, whose values were read above
             packed = encode_wdl(variant, s, values, captures=store)
         else:
@@ -167,6 +173,7 @@ def export_database(
             dst, variant, s, new_attrs, packed, None if wdl_only else values, store,
             WDL_SMALL_CODEC,
         )  # fmt: skip
+        del values
         w, v = part_bytes(out)
         positions += int(new_attrs["positions"])
         wdl_bytes += w

@@ -1,6 +1,6 @@
-"""HDF5 slice files: writing safely, reading, and checking that a file is whole.
+"""HDF5 slice files: writing safely, checking a file before reading it, reading, listing.
 
-One file per slice, ``<db>/<wmwkbmbk>.h5`` (format version 2, ``docs/FORMAT.md``): the slice's
+One file per slice, ``<db>/<wmwkbmbk>.h5`` (format version 3, ``docs/FORMAT.md``): the slice's
 description in the file's attributes and two parts, each a dataset of its own that can be
 read (or shipped) without the other:
 
@@ -11,10 +11,20 @@ read (or shipped) without the other:
   ``uint8`` or, where a distance needs it, ``uint16``. A WDL-only copy
   (``tablebase export --wdl-only``) has no ``values``.
 
-Version 1 files (``values`` alone, the description on the dataset) still open. A file is
-written under a temporary name, re-read and checked, then renamed: a file with the final
-name is complete. Files carry no timestamps, so the same database always gives the same
-bytes.
+A version 3 file begins with a header in the HDF5 user block holding a digest of all its
+metadata (:mod:`tablebase.storage.integrity`), checked before the HDF5 library parses any of
+it, on the first open in each process (:func:`open_slice_file`; again in the build's resume
+check and in ``verify``); its attributes are fixed-length and it uses the HDF5 1.10 format,
+whose metadata carries the library's own checksums. Every error met while reading a file,
+whatever the HDF5 library raises, is a :class:`TableFileError` naming it.
+
+Version 1 files (``values`` alone, the description on the dataset) and version 2 files (no
+header) still open, their metadata parsed first in a child process with a time limit. A
+file is written under a temporary name, re-read and checked, then renamed: a file with the
+final name is complete. Files carry no timestamps, so the same database always gives the
+same content.
+
+:func:`slice_files` is the one place that says which files of a folder are its slice files.
 """
 
 from __future__ import annotations
@@ -22,6 +32,8 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,13 +43,15 @@ import numpy as np
 
 from tablebase.identity import build_identity
 from tablebase.material.index import INDEX_SCHEME
-from tablebase.material.slices import Slice
+from tablebase.material.slices import Slice, parse_material
 from tablebase.rules.variants import Variant
+from tablebase.storage import integrity
 from tablebase.storage.chunkio import read_dataset, write_dataset
 from tablebase.storage.values import dtw_histogram, narrowed, value_bits
 
-FORMAT_VERSION = 2  # the layout written; 1 (values only) is still read
-READABLE_VERSIONS = (1, 2)
+FORMAT_VERSION = 3  # the layout written; 1 (values only) and 2 (no header) are still read
+READABLE_VERSIONS = (1, 2, 3)
+HDF5_LIBVER = ("v110", "v110")  # superblock 3, object headers 2: metadata with checksums
 DATASET = "values"  # the distances part
 WDL_DATASET = "wdl"  # the compact win/draw/loss part
 CHUNK = 1 << 18  # entries per compressed chunk of values, bytes per chunk of wdl
@@ -72,6 +86,11 @@ class TableFileError(Exception):
 
     def __reduce__(self):  # crosses from worker processes intact
         return (type(self), (self.path, self.reason))
+
+
+class UnknownFormatError(TableFileError):
+    """A slice file of a format version this program does not read (written by a newer
+    one): unlike a damaged file, it stops the database opening."""
 
 
 @dataclass(frozen=True)
@@ -171,25 +190,30 @@ def write_parts(
         parts="wdl values" if values is not None else "wdl",
     )
     image = io.BytesIO()  # built in memory: a full disk is then a plain OSError, not a crash
-    with h5py.File(image, "w", track_order=True, libver=("earliest", "v110")) as f:
+    with h5py.File(
+        image, "w", track_order=True, libver=HDF5_LIBVER, userblock_size=integrity.USER_BLOCK
+    ) as f:
         for k, v in attrs.items():
-            f.attrs[k] = v
+            f.attrs[k] = _fixed(v)
         threads = numba.get_num_threads()
         ds = write_dataset(f, WDL_DATASET, wdl, CHUNK, wdl_codec, False, threads)
-        ds.attrs["sha256"] = checksum(wdl)
-        ds.attrs["encoding"] = WDL_ENCODING_STORED if captures else WDL_ENCODING
+        ds.attrs["sha256"] = _fixed(checksum(wdl))
+        ds.attrs["encoding"] = _fixed(WDL_ENCODING_STORED if captures else WDL_ENCODING)
         if captures:
-            ds.attrs[WDL_CAPTURES] = "stored"
+            ds.attrs[WDL_CAPTURES] = _fixed("stored")
         if values is not None:
             bits = value_bits(values)
             little = values.astype(values.dtype.newbyteorder("<"), copy=False)
             ds = write_dataset(f, DATASET, little, CHUNK, VALUES_CODEC, bits > 8, threads)
-            ds.attrs["sha256"] = checksum(values)
+            ds.attrs["sha256"] = _fixed(checksum(values))
             ds.attrs["value_bits"] = bits
-            ds.attrs["encoding"] = f"uint{bits}: {VALUES_ENCODING}"
+            ds.attrs["encoding"] = _fixed(f"uint{bits}: {VALUES_ENCODING}")
+    head, table = integrity.seal(image.getbuffer(), _chunk_extents(image))
     try:
         with open(tmp, "wb") as fh:
-            fh.write(image.getbuffer())
+            fh.write(head)
+            fh.write(image.getbuffer()[len(head) :])
+            fh.write(table)
             fh.flush()
             os.fsync(fh.fileno())
     except OSError:
@@ -207,6 +231,26 @@ def write_parts(
     return final
 
 
+def _fixed(v):
+    """An attribute value as stored: a string as fixed-length bytes (UTF-8), so no attribute
+    is read from HDF5's global heap (where a damaged length once made the library spin)."""
+    return np.bytes_(v.encode()) if isinstance(v, str) else v
+
+
+def _chunk_extents(image: io.BytesIO) -> list[tuple[int, int]]:
+    """``(offset, length)`` in the file of every stored chunk of its parts."""
+    out = []
+    with h5py.File(image, "r") as f:
+        for name in (WDL_DATASET, DATASET):
+            if name in f:
+                # chunk_iter: one pass over the chunk index (get_chunk_info(i) walks it
+                # from the start for each i: quadratic in the 16 KiB blocks of a part)
+                f[name].id.chunk_iter(
+                    lambda info: out.append((int(info.byte_offset), int(info.size)))
+                )
+    return out
+
+
 def remove_stale_temporaries(db: Path | str) -> list[Path]:
     """Delete temporary files left by a killed writer (one build per directory at a time)."""
     removed = []
@@ -216,10 +260,71 @@ def remove_stale_temporaries(db: Path | str) -> list[Path]:
     return removed
 
 
+@dataclass(frozen=True)
+class SliceFiles:
+    """The ``*.h5`` files of a database folder: its slice files (``slices``, ``(slice,
+    path)`` in name order) and the others (``others``, ``(path, why it is not one)``)."""
+
+    slices: list[tuple[Slice, Path]]
+    others: list[tuple[Path, str]]
+
+
+def slice_files(db: Path | str) -> SliceFiles:
+    """Which files of the folder ``db`` are slice files: those named ``wmwkbmbk.h5`` after a
+    slice a database can hold (each side has a piece, at most the pieces supported); any
+    other ``*.h5`` file (``0000.h5``, ``0100.h5``, ``notes.h5``) is not one, and readers
+    ignore it (``verify`` lists it). The names alone decide: a damaged slice file is a
+    slice file whose reading fails. The one home of this rule (prober, ``verify``,
+    ``export``, the build and the service list a folder here)."""
+    slices, others = [], []
+    for f in sorted(Path(db).glob("*.h5")):
+        if not f.is_file():
+            others.append((f, "not a regular file"))
+            continue
+        try:
+            slices.append((parse_material(f.stem), f))
+        except ValueError as e:
+            others.append((f, str(e)))
+    return SliceFiles(slices, others)
+
+
+def first_readable_attrs(db: Path | str) -> dict:
+    """The attributes (:func:`read_attrs`) of the first slice file of ``db`` that reads,
+    damaged ones passed over (they fail alone, when read); ``{}`` if none reads. What a
+    reader takes a database's variant and parts from. A file of a format this program does
+    not read stops it (:class:`UnknownFormatError`)."""
+    for _, f in slice_files(db).slices:
+        try:
+            return read_attrs(f)
+        except UnknownFormatError:
+            raise
+        except TableFileError:
+            continue
+    return {}
+
+
+def damaged_slice_files(db: Path | str, variant: Variant, legacy: bool = True) -> dict[Path, str]:
+    """The slice files of ``db`` whose metadata fails its check (:func:`check_file`) or whose
+    attributes describe another slice, with the reason; no data read. ``legacy`` False
+    leaves version 1 and 2 files (no digest) to be checked when first read, saving a child
+    process each (a service starting on a large older database)."""
+    out = {}
+    for s, f in slice_files(db).slices:
+        try:
+            if not legacy and integrity.check_sealed(f) is None:
+                continue
+            check_header(f, variant, s)
+        except TableFileError as e:
+            out[f] = e.reason
+        except (OSError, integrity.DamagedFile) as e:
+            out[f] = str(e)
+    return out
+
+
 def check_header(path: Path | str, variant: Variant, s: Slice) -> dict:
     """The attributes of the file of slice ``s``, checked against its name and the database
     (variant, material, index scheme, entries; no data read); raises
-    :class:`TableFileError` if it is missing or describes another slice."""
+    :class:`TableFileError` if it is missing, damaged or describes another slice."""
     path = Path(path)
     if not path.exists():
         raise TableFileError(path, f"missing slice {s.name}")
@@ -228,17 +333,64 @@ def check_header(path: Path | str, variant: Variant, s: Slice) -> dict:
     return attrs
 
 
-def read_attrs(path: Path | str) -> dict:
+def check_file(path: Path | str, recheck: bool = False) -> integrity.Sealed | None:
+    """Check a slice file before the HDF5 library parses it: a version 3 file's metadata
+    against its digest, a version 1 or 2 file's by the library in a child process with a
+    time limit (:mod:`tablebase.storage.integrity`). Done once per file and process
+    (``recheck`` does it again); returns the version 3 header, None for an older file;
+    raises :class:`TableFileError` naming the file."""
+    path = Path(path)
+    try:
+        return integrity.check_file(path, recheck)
+    except FileNotFoundError:
+        raise TableFileError(path, "missing") from None
+    except integrity.DamagedFile as e:
+        raise TableFileError(path, str(e)) from None
+    except OSError as e:
+        raise TableFileError(path, f"cannot be read ({e.strerror or e})") from None
+
+
+@contextmanager
+def open_slice_file(path: Path | str, recheck: bool = False) -> Iterator[h5py.File]:
+    """The slice file opened for reading, after :func:`check_file`; any error raised while
+    it is open (the HDF5 library's, or a reader's ``KeyError``, ``ValueError``...) becomes
+    a :class:`TableFileError` naming the file. Every reader of a slice file opens it here."""
+    path = Path(path)
+    sealed = check_file(path, recheck)
+    try:
+        f = h5py.File(path, "r")
+    except Exception as e:  # noqa: BLE001 - whatever the library raises: the file is unreadable
+        raise TableFileError(path, f"not a readable slice file ({_describe(e)})") from None
+    try:
+        if sealed is not None and f.userblock_size != sealed.user_block:
+            raise TableFileError(path, "the HDF5 user block does not match the header")
+        yield f
+    except TableFileError:
+        raise
+    except Exception as e:  # noqa: BLE001 - see above
+        raise TableFileError(path, f"truncated or damaged slice file ({_describe(e)})") from None
+    finally:
+        try:
+            f.close()
+        except Exception:  # noqa: BLE001, S110 - closing a damaged file: the error is raised above
+            pass
+
+
+def _describe(e: BaseException) -> str:
+    text = str(e).strip().splitlines()[0] if str(e).strip() else ""
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
+
+
+def read_attrs(path: Path | str, recheck: bool = False) -> dict:
     """The attributes describing a slice file (no data read), whatever its format version,
     with ``format_version``, ``parts``, ``wdl_captures_stored`` (True if a probe may read a
     capture position's WDL code: the part stores it, or a version 1 file, whose WDL codes
     come from the values) and (if it has distances) ``value_bits``; raises
-    :class:`TableFileError` for an unreadable file or a format this program cannot read."""
-    try:
-        with h5py.File(path, "r") as f:
-            return _file_attrs(Path(path), f)
-    except (OSError, KeyError) as e:
-        raise TableFileError(path, f"not a readable slice file ({e})") from None
+    :class:`TableFileError` for a damaged or unreadable file or a format this program
+    cannot read."""
+    path = Path(path)
+    with open_slice_file(path, recheck) as f:
+        return _file_attrs(path, f)
 
 
 def _file_attrs(path: Path, f: h5py.File) -> dict:
@@ -251,12 +403,14 @@ def _file_attrs(path: Path, f: h5py.File) -> dict:
         attrs.pop("sha256", None)
         return dict(attrs, format_version=1, parts="values", value_bits=8, wdl_captures_stored=True)
     if version not in READABLE_VERSIONS:
-        raise TableFileError(
+        raise UnknownFormatError(
             path,
             f"format version {version!r} is not one this program reads "
             f"({', '.join(map(str, READABLE_VERSIONS))}): upgrade draughts-tablebase "
             "or regenerate the database",
         )
+    if version >= 3 and f.userblock_size == 0:
+        raise TableFileError(path, f"format version {version} file without its header")
     if DATASET in f:
         attrs["value_bits"] = _plain(f[DATASET].attrs.get("value_bits", 8))
     wdl = f.get(WDL_DATASET)
@@ -272,51 +426,56 @@ def has_values(attrs: dict) -> bool:
 
 
 def read_slice(
-    path: Path | str, variant: Variant, s: Slice, check: bool = True, out: np.ndarray | None = None
+    path: Path | str,
+    variant: Variant,
+    s: Slice,
+    check: bool = True,
+    out: np.ndarray | None = None,
+    recheck: bool = False,
 ) -> np.ndarray:
     """The values (result and distance) of slice ``s``, ``uint8`` or ``uint16`` as stored
     (read into ``out`` when given, which must be at least as wide); raises
-    :class:`TableFileError` if the file is not whole, not that slice, or has no distances."""
+    :class:`TableFileError` if the file is not whole, not that slice, or has no distances.
+    ``recheck``: check the file's metadata again even if this process has checked it."""
     path = Path(path)
     if not path.exists():
         raise TableFileError(path, f"missing slice {s.name}")
     size = s.size(variant)
-    try:
-        with h5py.File(path, "r") as f:
-            attrs = _file_attrs(path, f)
-            _check_attrs(path, attrs, variant, s)
-            if DATASET not in f:
-                raise TableFileError(
-                    path,
-                    "holds win/draw/loss only (a WDL-only copy): distances are not available",
-                )
-            ds = f[DATASET]
-            if ds.dtype not in (np.uint8, np.uint16) or ds.shape != (size,):
-                raise TableFileError(path, f"dataset has shape {ds.shape} {ds.dtype}")
-            if out is not None and out.dtype.itemsize < ds.dtype.itemsize:
-                raise TableFileError(
-                    path, f"holds {ds.dtype} values, too wide for a {out.dtype} buffer"
-                )
-            values = np.empty(size, dtype=ds.dtype) if out is None else out
-            read_dataset(ds, values[:size], numba.get_num_threads())
-            digest = _plain(ds.attrs.get("sha256"))
-            stored = ds.dtype
-    except (OSError, KeyError, ValueError, TypeError) as e:
-        raise TableFileError(path, f"truncated or damaged slice file ({e})") from None
-    if check and checksum(values.astype(stored, copy=False)) != digest:
+    with open_slice_file(path, recheck) as f:
+        attrs = _file_attrs(path, f)
+        _check_attrs(path, attrs, variant, s)
+        if DATASET not in f:
+            raise TableFileError(
+                path,
+                "holds win/draw/loss only (a WDL-only copy): distances are not available",
+            )
+        ds = f[DATASET]
+        if ds.dtype not in (np.uint8, np.uint16) or ds.shape != (size,):
+            raise TableFileError(path, f"dataset has shape {ds.shape} {ds.dtype}")
+        if out is not None and out.dtype.itemsize < ds.dtype.itemsize:
+            raise TableFileError(
+                path, f"holds {ds.dtype} values, too wide for a {out.dtype} buffer"
+            )
+        values = np.empty(size, dtype=ds.dtype) if out is None else out
+        read_dataset(ds, values[:size], numba.get_num_threads())
+        digest = _plain(ds.attrs.get("sha256"))
+        stored = ds.dtype
+    if check and checksum(values[:size].astype(stored, copy=False)) != digest:
         raise TableFileError(path, "checksum mismatch: the values were altered or damaged")
     return values
 
 
-def read_wdl(path: Path | str, variant: Variant, s: Slice, check: bool = True) -> np.ndarray:
+def read_wdl(
+    path: Path | str, variant: Variant, s: Slice, check: bool = True, recheck: bool = False
+) -> np.ndarray:
     """The packed WDL part of slice ``s`` (:mod:`tablebase.storage.wdl`); for a version 1 file it
     is derived from the values, every entry exact. Raises :class:`TableFileError` as
     :func:`read_slice` does."""
-    return read_wdl_part(path, variant, s, check)[0]
+    return read_wdl_part(path, variant, s, check, recheck)[0]
 
 
 def read_wdl_part(
-    path: Path | str, variant: Variant, s: Slice, check: bool = True
+    path: Path | str, variant: Variant, s: Slice, check: bool = True, recheck: bool = False
 ) -> tuple[np.ndarray, bool]:
     """:func:`read_wdl` and whether a probe may read a capture position's code in it
     (``wdl_captures_stored`` of :func:`read_attrs`)."""
@@ -325,24 +484,67 @@ def read_wdl_part(
     path = Path(path)
     if not path.exists():
         raise TableFileError(path, f"missing slice {s.name}")
-    try:
-        with h5py.File(path, "r") as f:
-            attrs = _file_attrs(path, f)
-            _check_attrs(path, attrs, variant, s)
-            if attrs["format_version"] == 1:
-                return exact_wdl(read_slice(path, variant, s, check)), True
-            ds = f[WDL_DATASET]
-            size = packed_size(s.size(variant))
-            if ds.dtype != np.uint8 or ds.shape != (size,):
-                raise TableFileError(path, f"wdl dataset has shape {ds.shape} {ds.dtype}")
-            packed = np.empty(size, dtype=np.uint8)
-            read_dataset(ds, packed, numba.get_num_threads())
-            digest = _plain(ds.attrs.get("sha256"))
-    except (OSError, KeyError, ValueError, TypeError) as e:
-        raise TableFileError(path, f"truncated or damaged slice file ({e})") from None
+    with open_slice_file(path, recheck) as f:
+        attrs = _file_attrs(path, f)
+        _check_attrs(path, attrs, variant, s)
+        if attrs["format_version"] == 1:
+            return exact_wdl(read_slice(path, variant, s, check)), True
+        if WDL_DATASET not in f:
+            raise TableFileError(path, "has no wdl part")
+        ds = f[WDL_DATASET]
+        size = packed_size(s.size(variant))
+        if ds.dtype != np.uint8 or ds.shape != (size,):
+            raise TableFileError(path, f"wdl dataset has shape {ds.shape} {ds.dtype}")
+        packed = np.empty(size, dtype=np.uint8)
+        read_dataset(ds, packed, numba.get_num_threads())
+        digest = _plain(ds.attrs.get("sha256"))
     if check and checksum(packed) != digest:
         raise TableFileError(path, "checksum mismatch: the wdl part was altered or damaged")
     return packed, bool(attrs["wdl_captures_stored"])
+
+
+def wdl_disagreements(
+    variant: Variant, s: Slice, values: np.ndarray, packed: np.ndarray, captures_stored: bool
+) -> np.ndarray:
+    """The entries of slice ``s`` whose code in the WDL part ``packed`` differs from the one
+    its ``values`` give (the part as the writer encodes it from them, in the form the file
+    has: every position's code, or capture positions left to the prober); empty when the
+    part agrees with the values. Entries that are not read (not positions, or capture
+    positions in the older form) hold the writer's filler, so the comparison is exact."""
+    from tablebase.storage.wdl import encode_wdl
+
+    stored = captures_stored or variant.king_move_limit > 0  # runs: the solver kept them all
+    expected = encode_wdl(variant, s, values, numba.get_num_threads(), None, stored)
+    if expected.shape != packed.shape:
+        return np.arange(s.size(variant), dtype=np.int64)
+    bytes_off = np.flatnonzero(expected != packed)
+    if not bytes_off.shape[0]:
+        return bytes_off.astype(np.int64)
+    diff = expected[bytes_off] ^ packed[bytes_off]
+    out = []
+    for k in range(4):  # the entries of each differing byte whose two bits differ
+        hit = ((diff >> (2 * k)) & 3) != 0
+        out.append(bytes_off[hit].astype(np.int64) * 4 + k)
+    entries = np.sort(np.concatenate(out))
+    return entries[entries < s.size(variant)]
+
+
+def check_wdl_part(
+    path: Path | str, variant: Variant, s: Slice, values: np.ndarray, recheck: bool = False
+) -> None:
+    """Raise :class:`TableFileError` unless the WDL part of the file of slice ``s`` agrees
+    with ``values`` (its values, read and checked) entry for entry
+    (:func:`wdl_disagreements`); a version 1 file's WDL codes are its values'."""
+    packed, stored = read_wdl_part(path, variant, s, True, recheck)
+    if read_attrs(path)["format_version"] == 1:
+        return
+    bad = wdl_disagreements(variant, s, values, packed, stored)
+    if bad.shape[0]:
+        raise TableFileError(
+            path,
+            f"the wdl part disagrees with the values at {bad.shape[0]} entries "
+            f"(first: entry {int(bad[0])}): altered or damaged",
+        )
 
 
 def _check_attrs(path: Path, attrs: dict, variant: Variant, s: Slice) -> None:
