@@ -148,3 +148,30 @@ def test_an_ignored_false_claim_ends_the_game_with_the_tables_value(tmp_path, db
     assert first.black == "Claims"
     assert (first.result(INTERNATIONAL), first.reason) == ("2-0", "false-claim")
     assert "ignored" in first.detail
+
+
+def test_a_hub_engine_answering_without_a_move_resigns(tmp_path):
+    engines = (hub_fake("Good"), hub_fake("Resigns", "resign@1.1", tmp_path / "fired"))
+    records, _, games, rulings = play(tmp_path, engines, [START])
+    first = records[0]
+    assert (first.result(INTERNATIONAL), first.reason, first.plies) == ("2-0", "resignation", 1)
+    assert first.detail == "Resigns (black) resigned"
+    check_second_game_and_pdn(records, games, rulings)
+
+
+def test_without_adjudication_the_draw_rules_end_no_game(tmp_path):
+    # one king each: the 5-move rule fires after 10 plies; with --adjudicate off the fakes
+    # play on to the ply limit, and the record still rules as that draw
+    engines = (hub_fake("One"), hub_fake("Two"))
+    records, _, _, rulings = play(
+        tmp_path, engines, ["W:WK50:BK1"], games=1, adjudicate="off", max_plies=30
+    )
+    assert (records[0].result(INTERNATIONAL), records[0].reason, records[0].plies) == (
+        "*", "unfinished", 30)  # fmt: skip
+    assert rulings[0]["result"] == "1-1" and rulings[0]["reason"] in ("5-move", "threefold")
+    assert rulings[0]["ply"] <= 10
+    (tmp_path / "rules").mkdir()
+    ruled = play(tmp_path / "rules", engines, ["W:WK50:BK1"], games=1, max_plies=30)
+    record, ruling = ruled[0][0], ruled[3][0]
+    assert (record.result(INTERNATIONAL), record.reason, record.plies) == (
+        "1-1", ruling["reason"], ruling["ply"])  # fmt: skip
