@@ -39,6 +39,7 @@ from tablebase.rules.moves import Move, legal_moves, play
 from tablebase.rules.notation import MoveError, parse_move
 from tablebase.rules.position import Position
 from tablebase.rules.variants import Variant
+from tablebase.storage.files import TableFileError
 
 ENGINE_NAME = "draughts-tablebase"
 HUB_VARIANTS = {"international": "normal", "frisian": "frisian"}  # Hub's names
@@ -113,6 +114,9 @@ class TablesEngine:
         self.moves: list[Move] = []
         self.counter = Counter(self.variant.draw_rules)
         self._failing: frozenset[str] | None = None
+        # slices whose longest win cannot be read (damaged files): only a search that
+        # needs them fails (tablebase.rules.countsearch.Search)
+        self._unreadable: dict[str, Exception] = {}
 
     # ---- protocol
 
@@ -181,6 +185,10 @@ class TablesEngine:
             self._error(f"position outside the tables: {pos.fen()}: {_what(error)}")
             self.write("done")
             return
+        except TableFileError as error:  # a damaged slice file: this answer only
+            self._error(f"a table file is damaged: {error}")
+            self.write("done")
+            return
         best = choices[0]
         note = "" if best.exact else " (table value: the count search ran out of budget)"
         self.write(
@@ -220,7 +228,10 @@ class TablesEngine:
         """Every legal move with its value, best first; ``LookupError`` outside the tables."""
         pos = self.position()
         count, twice = self.count_state()
-        search = Search(self.tb, self.counter, twice, self.nodes, self.failing())
+        failing = self.failing()
+        search = Search(
+            self.tb, self.counter, twice, self.nodes, failing, unreadable=self._unreadable
+        )
         out = []
         for move in legal_moves(pos):
             after = play(pos, move)
@@ -253,7 +264,9 @@ class TablesEngine:
                 return int(read_attrs(os.path.join(path, f"{name}.h5")).get("longest_win", -1))
 
             names = [s.name for s in self.tb.slices()]
-            self._failing = failing_slices(self.variant.draw_rules, names, longest)
+            self._failing = failing_slices(
+                self.variant.draw_rules, names, longest, self._unreadable
+            )
         return self._failing
 
 

@@ -131,3 +131,23 @@ def test_a_client_disconnecting_in_its_body_logs_no_traceback(damaged_db, caplog
     assert not [r for r in caplog.records if r.exc_info], [r.getMessage() for r in caplog.records]
     assert "disconnected" in caplog.text
     assert os.fspath(damaged_db)  # the database was opened
+
+
+def test_tablebase_hub_fails_only_the_answer_that_needs_the_damaged_slice(damaged_db) -> None:
+    from tablebase.probe.hub import position_text, serve
+    from tablebase.rules.position import Position
+
+    def session(fen: str) -> list[str]:
+        out: list[str] = []
+        pos = Position.from_fen(fen, "international")
+        with Tablebase(damaged_db) as tb:
+            serve(tb, ["hub", "init", f"pos pos={position_text(pos)}", "go think"], out.append)
+        return out
+
+    needs = session("W:WK46,28:BK5")
+    error = next(line for line in needs if line.startswith("error"))
+    assert "a table file is damaged" in error and "0201.h5" in error
+    assert needs[-1] == "done"
+    intact = session("W:W33:B18")
+    assert intact[-1].startswith("done move=")
+    assert not any(line.startswith("error") for line in intact)
