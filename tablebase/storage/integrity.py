@@ -27,14 +27,17 @@ Layout, little-endian::
 
 Files of versions 1 and 2 carry no header (they begin with the HDF5 signature). They are
 read as before, but their metadata is first parsed by the library in a child process
-with a time limit (:func:`check_legacy`), so that a damaged one fails alone, with a message
-naming it, instead of hanging or crashing the reader.
+with a time limit (:func:`check_legacy`; one child serves a process's files, started anew
+after a failure), so that a damaged one fails alone, with a message naming it, instead of
+hanging or crashing the reader.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import select
 import struct
 import subprocess
 import sys
@@ -171,32 +174,76 @@ def check_sealed(path: Path | str) -> Sealed | None:
 _CHECKER = Path(__file__).with_name("legacycheck.py")
 
 
+class _Checker:
+    """The child process parsing older files (``legacycheck.py``), kept between files."""
+
+    def __init__(self, script: Path) -> None:
+        self.script = script
+        self.pid = os.getpid()  # a forked process starts its own
+        self.proc = subprocess.Popen(
+            [sys.executable, str(script)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            bufsize=1,
+        )
+
+    def ask(self, path: str, limit: float) -> str | None:
+        """The child's answer for ``path``; None if it gave none within ``limit`` seconds
+        (it is then killed); ``""`` if it died."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        try:
+            self.proc.stdin.write(json.dumps(path) + "\n")
+            self.proc.stdin.flush()
+        except OSError:
+            return ""
+        ready, _, _ = select.select([self.proc.stdout], [], [], limit)
+        if not ready:
+            self.stop()
+            return None
+        return self.proc.stdout.readline()
+
+    def stop(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+
+
+_checker: _Checker | None = None
+_checker_lock = threading.Lock()
+
+
 def check_legacy(path: Path | str, time_limit: float | None = None) -> None:
     """Parse the metadata of a file without a header (attributes, datasets, chunk index)
-    with the HDF5 library in a child process; :class:`DamagedFile` if the library fails,
-    crashes or takes longer than ``time_limit`` seconds (:data:`LEGACY_TIME_LIMIT`)."""
+    with the HDF5 library in a child process (one kept for the files of a process);
+    :class:`DamagedFile` if the library fails, crashes or takes longer than ``time_limit``
+    seconds (:data:`LEGACY_TIME_LIMIT`)."""
+    global _checker
     limit = LEGACY_TIME_LIMIT if time_limit is None else time_limit
-    try:
-        r = subprocess.run(
-            [sys.executable, str(_CHECKER), os.fspath(path)],
-            capture_output=True,
-            text=True,
-            timeout=limit,
-            stdin=subprocess.DEVNULL,
-        )
-    except subprocess.TimeoutExpired:
+    with _checker_lock:
+        if (
+            _checker is None
+            or _checker.pid != os.getpid()
+            or _checker.script != _CHECKER
+            or _checker.proc.poll() is not None
+        ):
+            _checker = _Checker(_CHECKER)
+        checker = _checker
+        answer = checker.ask(os.fspath(path), limit)
+        if not answer:
+            _checker = None
+    if answer is None:
         raise DamagedFile(
             f"the HDF5 library did not finish reading its metadata within {limit:g} s: "
             "damaged (a version 1 or 2 file has no digest; regenerate it, or convert the "
             "database with `tablebase export`)"
-        ) from None
-    if r.returncode < 0:
-        raise DamagedFile(
-            f"the HDF5 library crashed reading its metadata (signal {-r.returncode}): damaged"
         )
-    if r.returncode != 0:
-        text = (r.stdout.strip() or r.stderr.strip() or "unreadable").splitlines()[-1]
-        raise DamagedFile(f"damaged metadata ({text})")
+    if not answer:
+        code = checker.proc.wait()
+        how = f"signal {-code}" if code < 0 else f"exit status {code}"
+        raise DamagedFile(f"the HDF5 library crashed reading its metadata ({how}): damaged")
+    if answer.strip() != "ok":
+        raise DamagedFile(f"damaged metadata ({answer.strip()})")
 
 
 _checked: dict[tuple, Sealed | None] = {}

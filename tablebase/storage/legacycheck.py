@@ -1,11 +1,12 @@
-"""Run as a script in a child process: parse a version 1 or 2 slice file's metadata.
+"""Run as a script in a child process: parse version 1 or 2 slice files' metadata.
 
-``python legacycheck.py PATH`` opens the file with h5py and reads everything a reader reads
-before the data (every attribute of the file and its datasets, each dataset's type, shape,
-filters and chunk index), then exits 0; on an error it prints the error and exits 3. A
-damaged file may instead hang or crash the HDF5 library: the parent
-(:func:`tablebase.storage.integrity.check_legacy`) gives it a time limit and reads a crash
-from the exit status. Imports nothing of the package, so it starts quickly.
+``python legacycheck.py`` reads one file path per line of stdin (a JSON string), opens the
+file with h5py and reads everything a reader reads before the data (every attribute of the
+file and its datasets, each dataset's type, shape, filters and chunk index), and answers one
+line: ``ok``, or the error. A damaged file may instead hang or crash the HDF5 library: the
+parent (:func:`tablebase.storage.integrity.check_legacy`) gives each answer a time limit,
+reads a crash from the end of the output, and starts a new child for the next file. Imports
+nothing of the package, so it starts quickly.
 """
 
 from __future__ import annotations
@@ -35,11 +36,16 @@ def parse(path: str) -> None:
 
 
 def main() -> None:
-    try:
-        parse(sys.argv[1])
-    except Exception as e:  # noqa: BLE001 - any error of the library is the file's damage
-        print(f"{type(e).__name__}: {e}")
-        sys.exit(3)
+    import json
+
+    for line in sys.stdin:
+        try:
+            parse(json.loads(line))
+            answer = "ok"
+        except Exception as e:  # noqa: BLE001 - any error of the library is the file's damage
+            text = str(e).strip().splitlines()[0] if str(e).strip() else ""
+            answer = f"{type(e).__name__}: {text}"
+        print(answer, flush=True)
 
 
 if __name__ == "__main__":

@@ -380,3 +380,32 @@ def test_a_damaged_first_file_does_not_stop_the_database_opening(copy) -> None:
         assert e.value.path == copy / "0101.h5"
     r = tablebase_cli("probe", "--db", str(copy), "W:WK46:BK5", check=False)
     assert r.returncode == 2 and "0101.h5" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_format_2_file_that_hangs_or_crashes_the_library_fails_alone(
+    db3, tmp_path, monkeypatch
+) -> None:
+    """The format 2 file of 0101 of the issue: flipping byte 819 made the HDF5 library spin
+    for ever, byte 4612 made it crash; each is now a TableFileError naming the file, after
+    the time limit at most, and the undamaged file reads as the current one."""
+    from tests.conftest import data_file
+
+    monkeypatch.setattr(integrity, "LEGACY_TIME_LIMIT", 5.0)
+    s = parse_slice("0101")
+    db = tmp_path / "international"
+    db.mkdir()
+    path = db / "0101.h5"
+    path.write_bytes(data_file("tables", "0101-format2.h5").read_bytes())
+    assert read_attrs(path)["format_version"] == 2
+    assert np.array_equal(
+        read_slice(path, INTERNATIONAL, s), read_slice(db3 / "0101.h5", INTERNATIONAL, s)
+    )
+    for offset, reason in (
+        (819, "did not finish reading its metadata within 5 s"),
+        (4612, "crashed"),
+    ):
+        flipped(path, offset)
+        with pytest.raises(TableFileError, match=reason) as e:
+            read_slice(path, INTERNATIONAL, s)
+        assert e.value.path == path
+        flipped(path, offset)
