@@ -23,9 +23,15 @@ from adjudicator.databases import open_tables
 from adjudicator.drawrules import RuleOptions
 from adjudicator.pdn import PdnError, read_games, write_game
 from adjudicator.ruling import UNKNOWN, Ruling, rule_games
+from tablebase.probe.cache import BlockCache
 from tablebase.rules.variants import VARIANTS
 
 OK, GAME_ERROR, UNUSABLE = 0, 1, 2
+
+CACHE_HELP = (
+    "Memory for table blocks, e.g. 256M, 1G (default: a quarter of the machine's memory); "
+    "the least recently used blocks are dropped beyond it."
+)
 
 
 class Unusable(Exception):
@@ -47,6 +53,7 @@ def main() -> None:
     "variant (data/international, data/english), or one variant's directory (as for serve).",
 )
 @click.option("--variant", type=click.Choice(sorted(VARIANTS)), help="Override GameType.")
+@click.option("--cache", metavar="SIZE", default=None, help=CACHE_HELP)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per game and line.")
 @click.option(
     "--disputed",
@@ -99,6 +106,7 @@ def rule(
     files: tuple[str, ...],
     db: str | None,
     variant: str | None,
+    cache: str | None,
     as_json: bool,
     disputed: str,
     english_rule: str,
@@ -123,7 +131,7 @@ def rule(
         strict=strict,
     )
     try:
-        status = _rule_files(files, db, variant, as_json, options, write_pdn)
+        status = _rule_files(files, db, variant, as_json, options, write_pdn, cache)
     except BrokenPipeError:  # output piped into `head`: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         status = OK
@@ -140,13 +148,14 @@ def _rule_files(
     as_json: bool,
     options: RuleOptions,
     write_pdn: str | None,
+    cache: str | None = None,
 ) -> int:
     for name in files:
         if name != "-" and not os.path.isfile(name):
             raise Unusable(f"{name}: no such file")
     status = OK
     table = _Table(as_json, len(files) > 1)
-    with _database(db) as tb, _output(write_pdn) as out:
+    with _database(db, cache) as tb, _output(write_pdn) as out:
         for name in files:
             count = 0
             for game, ruling in rule_games(
@@ -175,15 +184,20 @@ def _games(name: str, strict: bool) -> Iterator:
 
 
 @contextlib.contextmanager
-def _database(db: str | None) -> Iterator[Any]:
-    """``{variant: tablebase}`` for ``--db`` (as ``serve`` reads it), or None."""
+def _database(db: str | None, cache: str | None = None) -> Iterator[Any]:
+    """``{variant: tablebase}`` for ``--db`` (as ``serve`` reads it), or None; the tables
+    share one block cache of ``cache`` bytes (``--cache``)."""
     if db is None:
         yield None
         return
     if not os.path.isdir(db):
         raise Unusable(f"{db}: database directory does not exist")
     try:
-        tables = open_tables(db)
+        blocks = BlockCache(cache) if cache is not None else None
+    except ValueError as error:
+        raise Unusable(f"--cache: {error}") from None
+    try:
+        tables = open_tables(db, blocks)
         opened = tables.__enter__()
     except Exception as error:  # noqa: BLE001 - any failure to open is unusable input
         raise Unusable(f"{db}: cannot open the database: {error}") from None
@@ -277,14 +291,30 @@ def _cut(text: str | None, width: int) -> str:
     default="info",
     show_default=True,
 )
-def serve(db: str | None, host: str, port: int, log_level: str) -> None:
+@click.option(
+    "--cache",
+    metavar="SIZE",
+    default=None,
+    help=CACHE_HELP + " Overrides ADJUDICATOR_CACHE_BYTES.",
+)
+def serve(db: str | None, host: str, port: int, log_level: str, cache: str | None) -> None:
     """Serve the HTTP API (/adjudicate, /probe, /health, /docs) and the endgame explorer (/)."""
+    from dataclasses import replace as with_field
+
+    from adjudicator.service.app import ServiceSettings
     from adjudicator.service.app import serve as run_service
+    from tablebase.probe.cache import cache_bytes
 
     if db is None and os.path.isdir("data"):
         db = "data"
     try:
-        run_service(db, host=host, port=port, log_level=log_level)
+        settings = ServiceSettings.from_env()
+        if cache is not None:
+            try:
+                settings = with_field(settings, cache_bytes=cache_bytes(cache))
+            except ValueError as error:
+                raise ValueError(f"--cache: {error}") from None
+        run_service(db, host=host, port=port, log_level=log_level, settings=settings)
     except ValueError as error:
         click.echo(f"error: {error}", err=True)
         sys.exit(UNUSABLE)

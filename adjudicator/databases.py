@@ -3,7 +3,8 @@
 A database argument is a folder with one subfolder per variant (``data/international``,
 ``data/english``), or a single variant's folder (its slice files name the variant), or a
 mapping from variant names to folders. :func:`resolve_databases` turns it into
-``{variant name: folder}``; :func:`open_tables` opens them all for a ruling run.
+``{variant name: folder}``; :func:`open_tables` opens them all for a ruling run, their
+blocks read through one bounded cache (:mod:`tablebase.probe.cache`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from tablebase.probe.cache import BlockCache
 from tablebase.probe.database import Tablebase
 from tablebase.rules.variants import VARIANTS, get_variant
 
@@ -50,13 +52,15 @@ def resolve_databases(
 @contextlib.contextmanager
 def open_tables(
     db: Mapping[str, str | os.PathLike[str]] | str | os.PathLike[str] | None,
+    cache: BlockCache | None = None,
 ) -> Iterator[dict[str, Tablebase]]:
     """``{variant name: open tablebase}`` for a database argument (see
-    :func:`resolve_databases`), closed on exit; ``ValueError`` naming a bad folder."""
+    :func:`resolve_databases`), closed on exit, every variant reading through ``cache``
+    (None: the process's default cache); ``ValueError`` naming a bad folder."""
     opened: dict[str, Tablebase] = {}
     try:
         for name, path in resolve_databases(db).items():
-            opened[name] = Tablebase(path, name)
+            opened[name] = Tablebase(path, name, cache=cache)
         yield opened
     finally:
         for tb in opened.values():

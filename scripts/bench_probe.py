@@ -1,74 +1,140 @@
-"""Benchmark: probing through the values part against probing through the compact WDL part.
+"""Benchmark: probing through a bounded block cache, single positions and batches.
 
-Positions are drawn at random from the slices with the most pieces (either side to move), and
-the same positions are probed in one run through the ``values`` part (``probe_batch``,
-``probe``) and through the two-bit ``wdl`` part (``probe_batch_wdl``, ``probe_wdl`` on the
-database opened ``wdl_only``, as a WDL-only copy is), which reads a capture position's code
-where the slice stores it and otherwise resolves it through its captures. Results are
-checked to agree. The WDL batch is also timed on the positions without a capture pending and
-on those with one apart (in slices that leave captures to the prober, the latter are
-resolved through their captures: move generation, the bulk of the time). One line per case:
+Two kinds of runs, on the same database, each with its peak memory against its budget:
 
-    python scripts/bench_probe.py DB [--wdl WDL_DB] [--positions 5000000] [--pieces 5]
+- **fit**: positions drawn from the slices of ``--pieces`` pieces (default: the most in the
+  database), ``--distinct`` ones (20,000: at most as many blocks, 312 MiB of 16 KiB
+  blocks, within a cache of 1 GiB) repeated up to ``--positions``, probed through the
+  ``values`` part (``probe_batch``, ``probe``) and through the two-bit ``wdl`` part
+  (``probe_batch_wdl``, ``probe_wdl`` on the database opened ``wdl_only``): a working set
+  that fits the cache once read (the rates are of the repeats, after a first pass).
+- **random**: positions drawn uniformly over every entry of every slice (``--singles`` of
+  them probed one at a time, ``--batch`` in one batch), in a fresh cache of ``--cache``
+  bytes: the first probe of each (its block read from the file: the cold cost; the
+  file's bytes may be in the system's page cache) and the second (the block cached, if
+  the cache holds it), median and 99th percentile per probe; the batch's rate the first
+  time and the second.
 
-``--wdl`` probes the WDL part of another database (e.g. the WDL-only copy of ``DB`` made by
-``tablebase export --wdl-only``) instead of ``DB`` opened ``wdl_only``.
+Results are checked to agree (values against WDL). Memory: the process's peak resident
+memory during each run above its resident memory when the run began (the kernel's
+high-water mark, reset before each run), against the cache's size. Runs without a cache
+(a version of the prober before the cache, whose ``tablebase.open`` takes no ``cache``:
+``PYTHONPATH=/path/to/old/checkout``) report the same lines, the memory against no budget.
+
+    python scripts/bench_probe.py DB [--cache 1G] [--positions 5000000] [--pieces 5]
+        [--distinct 20000] [--singles 20000] [--batch 2000000] [--runs fit,random]
+        [--wdl WDL_DB]
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
+import inspect
 import time
 from pathlib import Path
 
 import numpy as np
 
-
-def sample_positions(tb, count: int, pieces: int | None, seed: int = 0) -> list[np.ndarray]:
-    """``count`` positions (wm, wk, bm, bk, white-to-move arrays) from the slices of
-    ``pieces`` pieces (default: the most in the database), distinct ones repeated."""
-    from tablebase.material.index import BINOM, position_from_index
-
-    v = tb.variant
-    slices = tb.slices()
-    top = pieces or max(s.pieces for s in slices)
-    slices = [s for s in slices if s.pieces == top]
-    rng = np.random.default_rng(seed)
-    boards: list[list[int]] = [[], [], [], []]
-    per_slice = 200_000 // len(slices) + 1
-    for s in slices:
-        for idx in rng.integers(0, s.size(v), per_slice):
-            *b, ok = position_from_index(int(idx), v.squares, v.per_row, *tuple(s), BINOM)
-            if ok:
-                for k in range(4):
-                    boards[k].append(int(b[k]))
-    distinct = len(boards[0])
-    reps = max(1, count // distinct)
-    arrs = [np.array(b * reps, dtype=np.uint64) for b in boards]
-    wtm = np.tile(rng.integers(0, 2, distinct).astype(bool), reps)
-    return [*arrs, wtm]
-
-
-def capture_pending(tb, arrs) -> np.ndarray:
-    """Bool per position: the side to move must capture (whether its slice stores the
-    code or not)."""
-    from tablebase.material.index import BINOM
-    from tablebase.storage.wdl import LOC_CAPTURE, LOC_WON, locate_batch
-
-    v = tb.variant
-    loc = np.empty(arrs[0].shape[0], dtype=np.int64)
-    none_stored = np.zeros(tb._wdl_offsets.shape[0], dtype=np.bool_)  # find every capture
-    locate_batch(
-        tb._wdl_offsets, none_stored, v.neighbours, v.rules, BINOM, arrs[4], *arrs[:4], loc
-    )
-    return (loc == LOC_CAPTURE) | (loc == LOC_WON)
-
-
 CLOCK = time.perf_counter  # --cpu-time: time.process_time (CPU seconds of every thread)
 
 
-def time_batch(fn, arrs, repeat: int = 3) -> float:
-    fn(*arrs)  # warm: load the slices, compile
+def rss() -> int:
+    """Resident memory of this process now (bytes)."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096
+
+
+def reset_peak() -> None:
+    """Reset the kernel's high-water mark of this process's resident memory."""
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+
+
+def peak() -> int:
+    """The high-water mark of resident memory since :func:`reset_peak` (bytes)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmHWM in /proc/self/status")
+
+
+class Memory:
+    """``with Memory(name, budget):`` prints the run's peak resident memory above its start."""
+
+    def __init__(self, name: str, budget: int | None) -> None:
+        self.name, self.budget = name, budget
+
+    def __enter__(self) -> Memory:
+        gc.collect()
+        reset_peak()
+        self.start = rss()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        above = (peak() - self.start) / 2**20
+        budget = f"budget {self.budget / 2**20:.0f} MiB" if self.budget else "no budget"
+        print(f"    memory: peak {above:,.0f} MiB above the run's start ({budget})")
+
+
+def new_cache(size: str):  # type: ignore[no-untyped-def]
+    """A block cache of ``size`` for the databases of one run (None where this version of
+    the prober has none)."""
+    import tablebase
+
+    maker = getattr(tablebase, "BlockCache", None)
+    return maker(size) if maker is not None else None
+
+
+def open_db(path: Path, cache, wdl_only: bool = False):  # type: ignore[no-untyped-def]
+    """``tablebase.open`` with the cache where this version of the prober has one."""
+    import tablebase
+
+    if "cache" in inspect.signature(tablebase.open).parameters:
+        return tablebase.open(path, wdl_only=wdl_only, cache=cache)
+    return tablebase.open(path, wdl_only=wdl_only)
+
+
+def budget_of(tb) -> int | None:  # type: ignore[no-untyped-def]
+    cache = getattr(tb, "cache", None)
+    return getattr(cache, "capacity", None)
+
+
+def sample(tb, count: int, slices, seed: int, weighted: bool) -> list[np.ndarray]:  # type: ignore[no-untyped-def]
+    """``count`` positions (wm, wk, bm, bk, white-to-move arrays) of ``slices``: entries
+    drawn uniformly over all their entries (``weighted``) or equally many per slice; the
+    entries that are not positions are left out."""
+    from tablebase.material.index import BINOM, position_from_index
+
+    v = tb.variant
+    rng = np.random.default_rng(seed)
+    sizes = np.array([s.size(v) for s in slices], dtype=np.float64)
+    share = sizes / sizes.sum() if weighted else np.full(len(slices), 1 / len(slices))
+    per = rng.multinomial(int(count * 1.1) + len(slices), share)
+    boards: list[list[int]] = [[], [], [], []]
+    for s, k in zip(slices, per, strict=True):
+        for idx in rng.integers(0, s.size(v), k):
+            *b, ok = position_from_index(int(idx), v.squares, v.per_row, *tuple(s), BINOM)
+            if ok:
+                for g in range(4):
+                    boards[g].append(int(b[g]))
+    order = rng.permutation(len(boards[0]))[:count]
+    arrs = [np.array(b, dtype=np.uint64)[order] for b in boards]
+    return [*arrs, rng.integers(0, 2, arrs[0].shape[0]).astype(bool)]
+
+
+def positions_of(tb, arrs, limit: int) -> list:  # type: ignore[no-untyped-def]
+    from tablebase.rules.position import Position
+
+    n = min(limit, arrs[0].shape[0])
+    return [
+        Position(*(int(a[i]) for a in arrs[:4]), bool(arrs[4][i]), tb.variant) for i in range(n)
+    ]
+
+
+def time_batch(fn, arrs, repeat: int = 3) -> float:  # type: ignore[no-untyped-def]
+    fn(*arrs)  # warm: read the blocks, compile
     best = float("inf")
     for _ in range(repeat):
         t0 = CLOCK()
@@ -77,7 +143,7 @@ def time_batch(fn, arrs, repeat: int = 3) -> float:
     return arrs[0].shape[0] / best
 
 
-def time_single(fn, positions, rounds: int = 3) -> float:
+def time_single(fn, positions, rounds: int = 3) -> float:  # type: ignore[no-untyped-def]
     for p in positions:
         fn(p)  # warm
     best = float("inf")
@@ -89,12 +155,118 @@ def time_single(fn, positions, rounds: int = 3) -> float:
     return best / len(positions) * 1e6
 
 
+def latencies(fn, positions) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """Microseconds of each call ``fn(p)``."""
+    out = np.empty(len(positions))
+    clock = time.perf_counter_ns
+    for i, p in enumerate(positions):
+        t0 = clock()
+        fn(p)
+        out[i] = clock() - t0
+    return out / 1000
+
+
+def describe(us: np.ndarray) -> str:
+    return f"median {np.median(us):8.2f} us, p99 {np.percentile(us, 99):9.2f} us"
+
+
+def run_fit(args, db: Path, wdl_db: Path) -> None:  # type: ignore[no-untyped-def]
+    import numba
+
+    from tablebase.rules import has_capture
+
+    cache = new_cache(args.cache)  # one budget for both
+    full = open_db(db, cache)
+    wdl = open_db(wdl_db, cache, wdl_only=True)
+    slices = full.slices()
+    top = args.pieces or max(s.pieces for s in slices)
+    distinct = sample(wdl, args.distinct, [s for s in slices if s.pieces == top], 0, False)
+    reps = max(1, args.positions // distinct[0].shape[0])
+    arrs = [np.tile(a, reps) for a in distinct]
+    singles = positions_of(wdl, [a[::7] for a in distinct], 2000)
+    captures = sum(has_capture(p) for p in singles) / len(singles)
+    print(
+        f"fit: {arrs[0].shape[0]:,} positions of {top} pieces ({distinct[0].shape[0]:,} "
+        f"distinct, {captures:.0%} with a capture pending), {numba.get_num_threads()} threads, "
+        f"rates per {'CPU' if CLOCK is time.process_time else 'wall'} second"
+    )
+    if full.has_distances:
+        with Memory("values", budget_of(full)):
+            got = wdl.probe_batch_wdl(*arrs)
+            want = full.probe_batch_wdl(*arrs)
+            if not np.array_equal(got, want):
+                raise SystemExit(f"MISMATCH: {int((got != want).sum())} positions differ")
+            rate = time_batch(full.probe_batch, arrs)
+            print(f"  batch through values:        {rate:>14,.0f} positions/s")
+            us = time_single(full.probe, singles)
+            print(f"  one probe() through values:  {us:>14.2f} us")
+    with Memory("wdl", budget_of(wdl)):
+        rate = time_batch(wdl.probe_batch_wdl, arrs)
+        print(f"  batch through wdl:           {rate:>14,.0f} positions/s")
+        us = time_single(wdl.probe_wdl, singles)
+        print(f"  one probe_wdl() through wdl: {us:>14.2f} us")
+    full.close()
+    wdl.close()
+
+
+def run_random(args, db: Path, wdl_db: Path) -> None:  # type: ignore[no-untyped-def]
+    probe = open_db(db, new_cache(args.cache))
+    slices = probe.slices()
+    arrs = sample(probe, max(args.singles, args.batch), slices, 1, True)
+    total = sum(s.size(probe.variant) for s in slices)
+    print(
+        f"random: positions uniform over the {total:,} entries of all {len(slices)} slices, "
+        f"cache {args.cache or 'default'}"
+    )
+    singles = positions_of(probe, arrs, args.singles)
+    probe.close()
+    for name, wdl_only, fn in (
+        ("probe()", False, "probe"),
+        ("probe_wdl() wdl_only", True, "probe_wdl"),
+    ):
+        tb = open_db(wdl_db if wdl_only else db, new_cache(args.cache), wdl_only)
+        if not wdl_only and not tb.has_distances:
+            continue
+        with Memory(name, budget_of(tb)):
+            cold = latencies(getattr(tb, fn), singles)
+            warm = latencies(getattr(tb, fn), singles)
+            print(f"  {len(singles):,} single {name}: first {describe(cold)}")
+            print(f"  {'':>{len(f'{len(singles):,}') + len(name) + 8}}again {describe(warm)}")
+        tb.close()
+    batch = [a[: args.batch] for a in arrs]
+    for name, wdl_only, fn in (
+        ("probe_batch", False, "probe_batch"),
+        ("probe_batch_wdl wdl_only", True, "probe_batch_wdl"),
+    ):
+        tb = open_db(wdl_db if wdl_only else db, new_cache(args.cache), wdl_only)
+        if not wdl_only and not tb.has_distances:
+            continue
+        with Memory(name, budget_of(tb)):
+            rates = []
+            for _ in range(2):
+                t0 = CLOCK()
+                getattr(tb, fn)(*batch)
+                rates.append(batch[0].shape[0] / (CLOCK() - t0))
+            print(
+                f"  batch of {batch[0].shape[0]:,} {name}: first {rates[0]:>12,.0f} positions/s, "
+                f"again {rates[1]:>12,.0f} positions/s"
+            )
+        tb.close()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("db", type=Path)
     ap.add_argument("--wdl", type=Path, default=None, help="probe this database's WDL part")
+    ap.add_argument("--cache", default="1G", help="cache size (default 1G)")
     ap.add_argument("--positions", type=int, default=5_000_000)
-    ap.add_argument("--pieces", type=int, default=None, help="sample slices of N pieces")
+    ap.add_argument("--pieces", type=int, default=None, help="fit: slices of N pieces")
+    ap.add_argument(
+        "--distinct", type=int, default=20_000, help="fit: distinct positions (the working set)"
+    )
+    ap.add_argument("--singles", type=int, default=20_000)
+    ap.add_argument("--batch", type=int, default=2_000_000)
+    ap.add_argument("--runs", default="fit,random")
     ap.add_argument(
         "--cpu-time",
         action="store_true",
@@ -105,62 +277,18 @@ def main() -> None:
     global CLOCK
     if args.cpu_time:
         CLOCK = time.process_time
-    import numba
-
-    import tablebase
-    from tablebase.rules import has_capture
-    from tablebase.rules.position import Position
     from tablebase.storage.files import TableFileError
 
+    runs = args.runs.split(",")
     try:
-        full = tablebase.open(args.db)
-        wdl = tablebase.open(args.wdl or args.db, wdl_only=True)
-    except (ValueError, OSError, TableFileError) as e:  # e.g. a folder not named after a variant
+        open_db(args.db, new_cache(args.cache)).close()
+    except (ValueError, OSError, TableFileError) as e:
         ap.error(f"cannot open the database: {e}")
-    arrs = sample_positions(wdl, args.positions, args.pieces)
-    v = wdl.variant
-    n = arrs[0].shape[0]
-    singles = [
-        Position(
-            int(arrs[0][i]), int(arrs[1][i]), int(arrs[2][i]), int(arrs[3][i]), bool(arrs[4][i]), v
-        )
-        for i in range(0, min(n, 200_000), 97)
-    ][:2000]
-    captures = sum(has_capture(p) for p in singles) / len(singles)
-    print(
-        f"{args.db} (wdl part: {args.wdl or args.db}): {n:,} positions "
-        f"({captures:.0%} with a capture pending), "
-        f"{numba.get_num_threads()} threads, rates per {'CPU' if args.cpu_time else 'wall'} second"
-    )
-    if full.has_distances:
-        got = wdl.probe_batch_wdl(*arrs)
-        want = full.probe_batch_wdl(*arrs)
-        if not np.array_equal(got, want):
-            raise SystemExit(f"MISMATCH: {int((got != want).sum())} positions differ")
-        rate = time_batch(full.probe_batch, arrs)
-        print(f"  batch through values:        {rate:>14,.0f} positions/s")
-        us = time_single(full.probe, singles)
-        print(f"  one probe() through values:  {us:>14.2f} us")
-        us = time_single(full.probe_wdl, singles)
-        print(f"  one probe_wdl() via values:  {us:>14.2f} us")
-    rate = time_batch(wdl.probe_batch_wdl, arrs)
-    print(f"  batch through wdl:           {rate:>14,.0f} positions/s")
-    must = capture_pending(wdl, arrs)
-    for name, keep in (("without capture", ~must), ("with a capture", must)):
-        part = [a[keep] for a in arrs]
-        if part[0].shape[0]:
-            rate = time_batch(wdl.probe_batch_wdl, part)
-            print(f"    {name:<26} {rate:>14,.0f} positions/s ({part[0].shape[0]:,})")
-    us = time_single(wdl.probe_wdl, singles)
-    print(f"  one probe_wdl() through wdl: {us:>14.2f} us")
-    quiet = [p for p in singles if not has_capture(p)]
-    capture = [p for p in singles if has_capture(p)]
-    for name, group in (("without capture", quiet), ("with a capture", capture)):
-        if group:
-            us = time_single(wdl.probe_wdl, group)
-            print(f"    {name:<26} {us:>14.2f} us ({len(group)} positions)")
-    flat = wdl._wdl_flat.nbytes
-    print(f"  memory: wdl tables {flat / 1e6:.1f} MB")
+    print(f"{args.db} (wdl part: {args.wdl or args.db})")
+    if "fit" in runs:
+        run_fit(args, args.db, args.wdl or args.db)
+    if "random" in runs:
+        run_random(args, args.db, args.wdl or args.db)
 
 
 if __name__ == "__main__":

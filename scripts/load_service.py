@@ -1,6 +1,7 @@
 """Bounded loopback load test of the adjudication service, one line of figures per case.
 
     python scripts/load_service.py --db data [--clients 50] [--duration 30] [--mix probe,mixed]
+        [--cache 1G] [--pieces 5] [--positions 20000]
     python scripts/load_service.py --url http://127.0.0.1:8000 ...
 
 With ``--db`` the script starts ``adjudicator serve`` on a free loopback port (access log off)
@@ -9,15 +10,22 @@ address. Each case runs ``--clients`` concurrent keep-alive clients for ``--dura
 (at most 600; ``--max-requests`` bounds the count too) and prints requests, requests/s, p50,
 p90, p99 and max latency, and the error count (transport failures and non-2xx answers).
 
-Cases: ``probe`` sends only ``GET /probe`` on positions of up to three pieces (random, valid,
-seeded); ``mixed`` sends one ``POST /adjudicate`` (a short JSON game ruled with the tables)
-for every ``--adjudicate-every`` requests, the rest probes; ``health`` sends ``GET /health``
-(the framework's own cost, for comparison); ``saturated`` runs ``--rulers`` clients that
-each post, back to back, a PDN of ``--games`` games stopped in a won 5-move ending with the
-count nearly run out (each ruled by the count-aware table search), so that the ruling workers
-are always busy, while ``--clients`` clients send probes: it prints the probes' line and the
-rulings' line (probes have their own workers and must stay fast). The clients are a small
-asyncio HTTP/1.1 client (no dependency) so that they take little of the CPU the server needs.
+Cases: ``probe`` sends only ``GET /probe`` on ``--positions`` positions of two to
+``--pieces`` pieces (default three; random, valid, seeded: with five, spread over every
+slice of a 2-5 database); ``mixed`` sends one ``POST /adjudicate`` (a short JSON game ruled
+with the tables) for every ``--adjudicate-every`` requests, the rest probes; ``health``
+sends ``GET /health`` (the framework's own cost, for comparison); ``saturated`` runs
+``--rulers`` clients that each post, back to back, a PDN of ``--games`` games stopped in a
+won 5-move ending with the count nearly run out (each ruled by the count-aware table
+search), so that the ruling workers are always busy, while ``--clients`` clients send
+probes: it prints the probes' line and the rulings' line (probes have their own workers and
+must stay fast). The clients are a small asyncio HTTP/1.1 client (no dependency) so that
+they take little of the CPU the server needs.
+
+Memory: with ``--db`` the service's resident memory is sampled five times a second; each
+case's line is followed by its peak, beside the resident memory once the service had
+started and answered the warm-up (its fixed overhead: interpreter, libraries, compiled
+code, open files) and the block cache's budget (``--cache``, passed to ``serve``).
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from dataclasses import dataclass, field
@@ -65,8 +74,9 @@ class Stats:
 # --------------------------------------------------------------------------- positions
 
 
-def positions(variant: str, count: int, seed: int = 1) -> list[str]:
-    """``count`` distinct valid FENs of 2-3 pieces, both sides having a piece."""
+def positions(variant: str, count: int, seed: int = 1, pieces: int = 3) -> list[str]:
+    """``count`` distinct valid FENs of 2 to ``pieces`` pieces (as many of each number of
+    pieces as of 3 and more, half as many of 2), both sides having a piece."""
     from tablebase.rules.position import FenError, Position
     from tablebase.rules.variants import get_variant
 
@@ -74,7 +84,7 @@ def positions(variant: str, count: int, seed: int = 1) -> list[str]:
     rng = random.Random(seed)
     out: set[str] = set()
     while len(out) < count:
-        n = rng.choice((2, 3, 3))
+        n = rng.choice((2, *(k for k in range(3, pieces + 1) for _ in (0, 1))))
         squares = rng.sample(range(1, v.squares + 1), n)
         kinds = ["W" if rng.random() < 0.5 else "w", "B" if rng.random() < 0.5 else "b"]
         kinds += [rng.choice("wWbB") for _ in range(n - 2)]
@@ -179,12 +189,14 @@ async def run_case(
     return stats, time.monotonic() - t0
 
 
-def build_requests(case: str, variant: str, every: int) -> list[tuple[str, str, bytes, str]]:
+def build_requests(
+    case: str, variant: str, every: int, count: int = 2000, pieces: int = 3
+) -> list[tuple[str, str, bytes, str]]:
     if case == "health":
         return [("GET", "/health", b"", "")]
     probes = [
         ("GET", f"/probe?variant={variant}&fen={quote(fen)}", b"", "")
-        for fen in positions(variant, 2000)
+        for fen in positions(variant, count, pieces=pieces)
     ]
     if case == "probe":
         return probes
@@ -230,10 +242,14 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(db: str, timeout: float = 300.0) -> tuple[subprocess.Popen, str, int]:
+def start_server(
+    db: str, timeout: float = 300.0, cache: str | None = None
+) -> tuple[subprocess.Popen, str, int]:
     port = free_port()
     cmd = [sys.executable, "-m", "adjudicator.cli", "serve", "--db", db, "--port", str(port)]
     cmd += ["--host", "127.0.0.1", "--log-level", "warning"]
+    if cache is not None:
+        cmd += ["--cache", cache]
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -253,6 +269,49 @@ async def run_both(host, port, probes, heavy, args, duration, max_requests):
     return await asyncio.gather(
         run_case(host, port, probes, args.clients, duration, max_requests),
         run_case(host, port, heavy, args.rulers, duration, max_requests),
+    )
+
+
+class Resident:
+    """The resident memory of a process, sampled five times a second in a thread."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def now(self) -> int:
+        with open(f"/proc/{self.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+        return 0
+
+    def _watch(self) -> None:
+        while not self._stop.wait(0.2):
+            try:
+                self.peak = max(self.peak, self.now())
+            except OSError:
+                return
+
+    def __enter__(self) -> Resident:
+        self.peak = self.now()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def report_memory(start: int, peak: int, cache: str | None) -> None:
+    mib = 2**20
+    budget = f"cache budget {cache}" if cache else "default cache"
+    print(
+        f"{'':8s} service memory: {start / mib:,.0f} MiB after start and warm-up, "
+        f"peak {peak / mib:,.0f} MiB ({(peak - start) / mib:+,.0f} MiB; {budget})",
+        flush=True,
     )
 
 
@@ -284,6 +343,9 @@ def main() -> None:
     parser.add_argument("--variant", default="international", choices=sorted(GAMES))
     parser.add_argument("--adjudicate-every", type=int, default=10, help="mixed: 1 in N")
     parser.add_argument("--warmup", type=float, default=2.0, help="seconds before each case")
+    parser.add_argument("--cache", metavar="SIZE", help="--db: the service's block cache")
+    parser.add_argument("--pieces", type=int, default=3, help="probes: up to N pieces")
+    parser.add_argument("--positions", type=int, default=2000, help="probes: distinct positions")
     args = parser.parse_args()
     if not 0 < args.duration <= MAX_DURATION or not 0 < args.clients <= MAX_CLIENTS:
         parser.error(f"--duration must be in (0, {MAX_DURATION:.0f}], --clients in [1, 1000]")
@@ -295,7 +357,7 @@ def main() -> None:
 
     proc = None
     if args.db:
-        proc, host, port = start_server(args.db)
+        proc, host, port = start_server(args.db, cache=args.cache)
     else:
         parts = urlsplit(args.url)
         host, port = parts.hostname or "", parts.port or 80
@@ -307,8 +369,9 @@ def main() -> None:
             f"  cpus {os.cpu_count()}  variant {args.variant}"
         )
         for case in cases:
+            sizes = (args.positions, args.pieces)
             if case == "saturated":
-                probes = build_requests("probe", args.variant, args.adjudicate_every)
+                probes = build_requests("probe", args.variant, args.adjudicate_every, *sizes)
                 heavy = [heavy_request(args.variant, args.games)]
                 both = asyncio.run(
                     run_both(host, port, probes, heavy, args, args.duration, args.max_requests)
@@ -316,13 +379,22 @@ def main() -> None:
                 report("probes", *both[0])
                 report("rulings", *both[1])
                 continue
-            requests = build_requests(case, args.variant, args.adjudicate_every)
+            requests = build_requests(case, args.variant, args.adjudicate_every, *sizes)
             if args.warmup > 0:
                 asyncio.run(run_case(host, port, requests, 4, args.warmup, 10_000))
-            stats, wall = asyncio.run(
-                run_case(host, port, requests, args.clients, args.duration, args.max_requests)
-            )
+            if proc is None:
+                stats, wall = asyncio.run(
+                    run_case(host, port, requests, args.clients, args.duration, args.max_requests)
+                )
+                report(case, stats, wall)
+                continue
+            with Resident(proc.pid) as memory:
+                start = memory.peak
+                stats, wall = asyncio.run(
+                    run_case(host, port, requests, args.clients, args.duration, args.max_requests)
+                )
             report(case, stats, wall)
+            report_memory(start, memory.peak, args.cache)
     finally:
         if proc is not None:
             proc.send_signal(signal.SIGINT)

@@ -20,6 +20,7 @@ jitcache.configure()  # before any compiled function is defined: see tablebase.j
 from pathlib import Path  # noqa: E402
 
 from tablebase.identity import __version__  # noqa: E402
+from tablebase.probe.cache import BlockCache  # noqa: E402
 from tablebase.probe.database import (  # noqa: E402
     DistancesUnavailableError,
     MissingSliceError,
@@ -33,6 +34,7 @@ from tablebase.storage.files import TableFileError  # noqa: E402
 __all__ = [
     "ENGLISH",
     "INTERNATIONAL",
+    "BlockCache",
     "DistancesUnavailableError",
     "FenError",
     "MissingSliceError",
@@ -48,8 +50,13 @@ __all__ = [
 
 
 def open(  # noqa: A001 - mirrors chess.syzygy.open_tablebase
-    path: str | Path, variant: str | Variant | None = None, wdl_only: bool = False
+    path: str | Path,
+    variant: str | Variant | None = None,
+    wdl_only: bool = False,
+    cache: int | str | BlockCache | None = None,
 ) -> Tablebase:
     """Open the database directory ``path`` for probing (``wdl_only``: through the compact
-    win/draw/loss part alone); see :class:`Tablebase`."""
-    return Tablebase(path, variant, wdl_only)
+    win/draw/loss part alone) through a block cache of ``cache`` bytes (``"256M"``, ``1 <<
+    30``; a :class:`BlockCache` to share one between databases; None: the process's shared
+    cache, a quarter of the machine's memory); see :class:`Tablebase`."""
+    return Tablebase(path, variant, wdl_only, cache)

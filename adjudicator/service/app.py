@@ -27,6 +27,12 @@ from ``ADJUDICATOR_MAX_BODY_BYTES``, ``ADJUDICATOR_MAX_GAMES``, ``ADJUDICATOR_MA
 ``ADJUDICATOR_SEARCH_NODES``, ``ADJUDICATOR_THREADS``); every error is a JSON object
 ``{"error": "..."}`` with a 4xx status (5xx only for a server fault). The CPU work runs in a
 bounded thread pool, off the event loop.
+
+Memory: the tables are read a block at a time through one bounded cache shared by every
+variant and thread (:mod:`tablebase.probe.cache`), ``ADJUDICATOR_CACHE_BYTES`` bytes
+(``adjudicator serve --cache SIZE``; default a quarter of the machine's memory); nothing
+is loaded whole, so the service's memory stays within the cache plus its fixed overhead
+whatever it is asked.
 """
 
 from __future__ import annotations
@@ -60,6 +66,7 @@ from adjudicator.drawrules import RuleOptions
 from adjudicator.pdn import PdnGame, read_games
 from adjudicator.ruling import BadTag, Ruling, check_fen_text, not_ruled, rule_game
 from adjudicator.tablesearch import shortcut_for, unreadable_for
+from tablebase.probe.cache import BlockCache
 from tablebase.probe.database import RESULTS, MissingSliceError, Tablebase, normalise
 from tablebase.rules import Move, legal_moves, play
 from tablebase.rules.countsearch import under_count
@@ -97,6 +104,9 @@ class ServiceSettings:
     max_connections: int = 1000  # open connections; more are answered 503 at once
     idle_seconds: int = 5  # an idle (keep-alive) connection is closed after this
     request_seconds: int = 10  # a request's header and body must arrive within this
+    # memory for table blocks, shared by every variant's tables (None: a quarter of the
+    # machine's memory; tablebase.probe.cache)
+    cache_bytes: int | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ServiceSettings:
@@ -133,8 +143,8 @@ class ServedTablebase(Tablebase):
     """A :class:`Tablebase` that names its database by the variant, never by a server path,
     and checks a position's slice (from its exact piece counts) is present before probing."""
 
-    def __init__(self, path: Path, variant: Variant) -> None:
-        super().__init__(path, variant)
+    def __init__(self, path: Path, variant: Variant, cache: BlockCache | None = None) -> None:
+        super().__init__(path, variant, cache=cache)
         self.available = [s.name for s in self.slices()]
         self._present = set(self.available)
         #: damaged slice files (name -> reason): found at start (each file's metadata
@@ -165,11 +175,14 @@ class ServedTablebase(Tablebase):
     @property
     def loaded(self) -> int:
         """Number of slices read into memory so far."""
-        return len(self._tables)
+        return self.opened
 
 
-def open_databases(dirs: Mapping[str, Path]) -> dict[str, ServedTablebase]:
-    """Open each variant's directory, checking its files belong to that variant."""
+def open_databases(
+    dirs: Mapping[str, Path], cache: BlockCache | None = None
+) -> dict[str, ServedTablebase]:
+    """Open each variant's directory, checking its files belong to that variant; every
+    variant's tables read their blocks through ``cache`` (None: the process's default)."""
     out = {}
     for name, path in dirs.items():
         variant = get_variant(name)
@@ -178,7 +191,7 @@ def open_databases(dirs: Mapping[str, Path]) -> dict[str, ServedTablebase]:
             found = Tablebase(path).variant.name
             if found != variant.name:
                 raise ValueError(f"database {path} holds {found} tables, not {variant.name}")
-        out[variant.name] = ServedTablebase(path, variant)
+        out[variant.name] = ServedTablebase(path, variant, cache)
     return out
 
 
@@ -355,7 +368,9 @@ class Service:
             "search_nodes": s.search_nodes,
         }
         status = "degraded" if damaged else "ok"  # damaged files: their answers fail
-        return {"status": status, "variants": variants, "limits": limits}
+        cache = getattr(self, "cache", None)
+        blocks = {"bytes": cache.capacity, "used": cache.used} if cache is not None else None
+        return {"status": status, "variants": variants, "limits": limits, "cache": blocks}
 
     # --- /probe ---------------------------------------------------------------------------
     def probe(self, variant_name: str, fen: str, elapsed: int = 0) -> dict[str, Any]:
@@ -639,7 +654,9 @@ def create_app(
 ) -> FastAPI:
     """The FastAPI application serving the databases ``db`` (see the module docstring)."""
     settings = settings or ServiceSettings()
-    service = Service(open_databases(resolve_databases(db)), settings)
+    cache = BlockCache(settings.cache_bytes)  # the service's one budget for table blocks
+    service = Service(open_databases(resolve_databases(db), cache), settings)
+    service.cache = cache
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):  # type: ignore[no-untyped-def]

@@ -324,7 +324,7 @@ def run_build(
             pass
 
 
-def open_db(db: str | None, variant: str):
+def open_db(db: str | None, variant: str, cache: str | None = None):
     from tablebase.probe.database import Tablebase
     from tablebase.storage.files import TableFileError
 
@@ -332,9 +332,11 @@ def open_db(db: str | None, variant: str):
     if not path.is_dir():
         fail(f"database directory {path} does not exist (run `tablebase generate` first)")
     try:
-        return Tablebase(path, variant)
+        return Tablebase(path, variant, cache=cache)
     except TableFileError as e:
         fail(str(e))
+    except ValueError as e:  # a bad --cache size
+        fail(f"--cache: {e}")
 
 
 @main.command("probe")
@@ -349,6 +351,13 @@ def open_db(db: str | None, variant: str):
     help="Plies already played under the count in force for the ending: adds "
     "result_under_count (a table win the count stops is a draw) to the position and its moves.",
 )
+@click.option(
+    "--cache",
+    metavar="SIZE",
+    default=None,
+    help="Memory for table blocks, e.g. 256M, 1G (default: a quarter of the machine's "
+    "memory); the least recently used blocks are dropped beyond it.",
+)
 @click.argument("fens", nargs=-1, required=True)
 def probe_cmd(
     variant: str,
@@ -356,13 +365,14 @@ def probe_cmd(
     as_json: bool,
     with_moves: bool,
     elapsed: int | None,
+    cache: str | None,
     fens: tuple[str, ...],
 ) -> None:
     """Look positions up: result and distance-to-win for the side to move."""
     from tablebase.probe.database import RESULTS, MissingSliceError
     from tablebase.storage.files import TableFileError
 
-    with open_db(db, variant) as tb:
+    with open_db(db, variant, cache) as tb:
         for fen in read_fens(fens):
             pos = parse_fen(fen, variant)
             try:

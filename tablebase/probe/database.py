@@ -1,15 +1,27 @@
 """Probing a generated database: single positions, batches of positions, best moves.
 
->>> with tablebase.open("data/international") as tb:
+>>> with tablebase.open("data/international", cache="1G") as tb:
 ...     tb.probe_wdl("W:WK42:B22")      # +1 win, 0 draw, -1 loss for the side to move
 ...     tb.probe_dtw("W:WK42:B22")      # plies to win (odd) or to lose (even); None if drawn
 
-Slices are read (and checked) on first use and kept in memory. A position whose slice is
-not in the database raises :class:`MissingSliceError` naming the slice.
+Nothing is loaded whole. A probe reads the block of the slice file that holds its entry
+(16 KiB of values or of WDL codes, ``docs/FORMAT.md``) through a bounded cache
+(:mod:`tablebase.probe.cache`): ``cache`` is its size (``"256M"``, ``1 << 30``), or a
+:class:`~tablebase.probe.cache.BlockCache` to share between databases, or None for the
+process's shared default (a quarter of the machine's memory, taken only as blocks are
+read). The least recently used blocks are evicted; the slices of up to four pieces stay.
+A slice file is opened (its header checked, its block index read) on first use; a damaged
+block raises :class:`TableFileError` naming the file when it is read. A position whose slice
+is not in the database raises :class:`MissingSliceError` naming the slice. Every method may
+be called from several threads at once.
+
+A batch (``probe_batch``, ``probe_batch_wdl``) is answered through the same cache: the
+positions whose blocks are cached at once, then the missing blocks, grouped, each read once
+per batch while the batch's blocks fit in the cache.
 
 A database holding distances is probed through its ``values`` part. A WDL-only database
 (``tablebase export --wdl-only``), or any database opened with ``wdl_only=True``, is probed
-through its compact ``wdl`` part (a quarter of the memory), one read per position where the
+through its compact ``wdl`` part (a quarter of the size), one read per position where the
 slice stores its capture positions' codes (files written now); in slices written before,
 the result of a position whose side to move can capture is resolved through its captures
 (:mod:`tablebase.storage.wdl`):
@@ -21,36 +33,50 @@ the result of a position whose side to move can capture is resolved through its 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from numba import get_num_threads, njit, prange
+from numba import njit, prange
 
-from tablebase.material.index import BINOM, REVERSE16, entry_index, reverse_board
-from tablebase.material.slices import UNCODED, Slice, concatenate_tables, material_code
+from tablebase.material.index import BINOM, entry_index
+from tablebase.material.slices import UNCODED, Slice, material_code
+from tablebase.probe.blocks import open_part
+from tablebase.probe.cache import (
+    RESIDENT_PIECES,
+    BlockCache,
+    PagedPart,
+    default_cache,
+    next_tick,
+    read_code,
+    read_entry,
+)
 from tablebase.rules import Move, has_capture, legal_moves, play
 from tablebase.rules.notation import move_text
 from tablebase.rules.position import Position
 from tablebase.rules.variants import Variant, get_variant
 from tablebase.storage.files import (
+    DATASET,
+    WDL_DATASET,
     TableFileError,
     first_readable_attrs,
     has_values,
     read_slice,
-    read_wdl_part,
     slice_files,
     slice_path,
 )
 from tablebase.storage.values import RESULT_NAMES, decode, result_of_code
 from tablebase.storage.wdl import (
+    CAPTURE,
     NEEDS_CAPTURES,
     NO_TABLE,
-    capture_closure,
-    new_buffers,
-    result_capturing,
+    PAGE_MISS,
+    expand_captures,
+    fold_results,
+    gather_results,
     result_quick,
-    results_staged,
+    turned,
 )
 
 
@@ -96,10 +122,18 @@ def normalise(pos: Position) -> tuple[Slice, tuple[int, int, int, int]]:
 
 
 class Tablebase:
-    """A database directory of one variant, opened for probing (a context manager)."""
+    """A database directory of one variant, opened for probing (a context manager).
+
+    ``cache``: the block cache's size in bytes or as text (``"256M"``), a
+    :class:`BlockCache` shared with other databases, or None for the process's default
+    (see the module docstring)."""
 
     def __init__(
-        self, path: str | Path, variant: str | Variant | None = None, wdl_only: bool = False
+        self,
+        path: str | Path,
+        variant: str | Variant | None = None,
+        wdl_only: bool = False,
+        cache: int | str | BlockCache | None = None,
     ) -> None:
         self.path = Path(path)
         if not self.path.is_dir():
@@ -108,17 +142,13 @@ class Tablebase:
         self.variant = get_variant(variant or attrs.get("variant") or self.path.name)
         #: True if probes give distances (the ``values`` part); False: win/draw/loss only.
         self.has_distances = bool(attrs) and has_values(attrs) and not wdl_only
-        self._tables: dict[Slice, np.ndarray] = {}
-        self._by_code: dict[int, np.ndarray] = {}
-        self._flat = np.zeros(0, dtype=np.uint8)
-        self._flat_offsets = np.full(4096, -1, dtype=np.int64)
-        self._wdl_tables: dict[int, np.ndarray] = {}
-        self._captures_stored: dict[int, bool] = {}  # per material code read, as read_wdl_part
-        self._wdl_flat = np.zeros(0, dtype=np.uint8)
-        self._wdl_offsets = np.full(4096, -1, dtype=np.int64)
-        # per material code: the slice's WDL part stores capture positions' codes
-        self._wdl_stored = np.zeros(4096, dtype=np.bool_)
-        self._local = threading.local()
+        if isinstance(cache, BlockCache):
+            self.cache = cache
+        else:
+            self.cache = default_cache() if cache is None else BlockCache(cache)
+        self._values = PagedPart(self.cache, DATASET)
+        self._wdl = PagedPart(self.cache, WDL_DATASET)
+        self._opening = threading.Lock()
 
     def __enter__(self) -> Tablebase:
         return self
@@ -127,15 +157,15 @@ class Tablebase:
         self.close()
 
     def close(self) -> None:
-        self._tables.clear()
-        self._by_code.clear()
-        self._flat = np.zeros(0, dtype=np.uint8)
-        self._flat_offsets = np.full(4096, -1, dtype=np.int64)
-        self._wdl_tables.clear()
-        self._captures_stored.clear()
-        self._wdl_flat = np.zeros(0, dtype=np.uint8)
-        self._wdl_offsets = np.full(4096, -1, dtype=np.int64)
-        self._wdl_stored = np.zeros(4096, dtype=np.bool_)
+        """Drop this database's blocks from the cache and close its files (a later probe
+        opens them again)."""
+        self._values.close()
+        self._wdl.close()
+
+    @property
+    def opened(self) -> int:
+        """Number of slices whose files are open (their blocks read as probes need them)."""
+        return len(set(self._values.sources) | set(self._wdl.sources))
 
     # --- slices -----------------------------------------------------------------------
     def _slice_files(self) -> list[Path]:
@@ -149,17 +179,14 @@ class Tablebase:
         return [s for s, _ in slice_files(self.path).slices]
 
     def table(self, s: Slice, fen: str = "") -> np.ndarray:
-        """The values of slice ``s`` (read and checked on first use)."""
+        """The values of slice ``s``, read whole and checked (outside the cache: an array
+        of the slice's size; probes never call this)."""
         if not self.has_distances:
             raise DistancesUnavailableError(self.path)
-        t = self._tables.get(s)
-        if t is None:
-            path = slice_path(self.path, s)
-            if not path.exists():
-                raise MissingSliceError(s.name, self.path, fen)
-            t = read_slice(path, self.variant, s)
-            self._tables[s] = t
-        return t
+        path = slice_path(self.path, s)
+        if not path.exists():
+            raise MissingSliceError(s.name, self.path, fen)
+        return read_slice(path, self.variant, s)
 
     def covers(self, pos: Position | str) -> bool:
         """True if the database has the slice of this position (or the game is over)."""
@@ -168,6 +195,46 @@ class Tablebase:
         if s.wm + s.wk == 0:
             return True
         return slice_path(self.path, s).exists()
+
+    def _open(self, part: PagedPart, s: Slice, fen: str = "") -> None:
+        """Open part ``part`` of slice ``s`` (header checked, block index read); raises
+        :class:`MissingSliceError` if the database lacks it, ``ValueError`` for a material
+        where the side not to move has no pieces, :class:`TableFileError` for a bad file."""
+        if s.bm + s.bk == 0:
+            where = fen or f"a position of material {s.name}"
+            raise ValueError(f"{where}: the side not to move has no pieces; game over")
+        with self._opening:
+            if part.is_open(s.code):
+                return
+            path = slice_path(self.path, s)
+            if not path.exists():
+                raise MissingSliceError(s.name, self.path, fen)
+            source = open_part(path, self.variant, s, part.name)
+            part.add(s.code, source, resident=s.pieces <= RESIDENT_PIECES)
+
+    def _open_codes(self, part: PagedPart, codes: np.ndarray, describe: Callable[[], str]) -> None:
+        """Open ``part`` of every slice of the material codes given (those where the side
+        to move has pieces)."""
+        for code in np.flatnonzero(np.bincount(codes, minlength=4096)).tolist():
+            if not part.is_open(code) and code >> 6:  # code >> 6: white has pieces
+                self._open(part, _slice_of_code(code), describe())
+
+    def _read_one(
+        self, part: PagedPart, p: Position, code: int, r: int, again: Callable[[], int], lost: int
+    ) -> int:
+        """Finish a single probe whose first try gave ``r`` (:func:`read_entry`'s answer):
+        open the slice (-2), or read the missing block (-3 - page) and probe ``again``;
+        ``lost`` if the side to move has no pieces."""
+        while r < 0:
+            if r == -2:
+                s = _slice_of_code(code) if code >= 0 else normalise(p)[0]
+                if s.wm + s.wk == 0:
+                    return lost
+                self._open(part, s, p.fen())
+                r = again()
+            else:
+                r = part.one(-3 - r, again)
+        return int(r)
 
     # --- probes -----------------------------------------------------------------------
     def _position(self, pos: Position | str) -> Position:
@@ -183,28 +250,37 @@ class Tablebase:
             raise DistancesUnavailableError(self.path)
         p = self._position(pos)
         v = self.variant
-        code, idx = _locate(
-            v.squares,
-            v.per_row,
-            p.white_to_move,
-            p.white_men,
-            p.white_kings,
-            p.black_men,
-            p.black_kings,
-            BINOM,
-            REVERSE16,
-        )
-        if v.king_move_limit > 0 and code >= 0:
-            idx = _entry_with_runs(p)
-        t = self._by_code.get(code)
-        if t is None:
-            s = _slice_of_code(code) if code >= 0 else normalise(p)[0]
+        part, c = self._values, self.cache
+        if v.king_move_limit > 0:
+            code, idx = _locate(
+                v.squares, v.per_row, p.white_to_move, p.white_men, p.white_kings,
+                p.black_men, p.black_kings, BINOM,
+            )  # fmt: skip
+            if code >= 0:
+                idx = _entry_with_runs(p)
+
+            def again() -> int:
+                return _value_at(part.meta, c.arena, part.pages, c.stamps, code, idx)
+
+            r = again() if code >= 0 else -2
+        else:
+            code, idx, r = _probe_value(
+                v.squares, v.per_row, p.white_to_move, p.white_men, p.white_kings,
+                p.black_men, p.black_kings, BINOM,
+                part.meta, c.arena, part.pages, c.stamps,
+            )  # fmt: skip
+            if r >= 0:
+                return int(r)
+
+            def again() -> int:
+                return _value_at(part.meta, c.arena, part.pages, c.stamps, code, idx)
+
+        if code < 0:  # more pieces of a kind than any slice holds
+            s = normalise(p)[0]
             if s.wm + s.wk == 0:
-                return 1  # the side to move has no pieces: lost
-            if s.bm + s.bk == 0:
-                raise ValueError(f"{p.fen()}: the side not to move has no pieces; game over")
-            t = self._by_code[code] = self.table(s, p.fen())
-        return int(t[idx])
+                return 1
+            raise MissingSliceError(s.name, self.path, p.fen())
+        return self._read_one(part, p, code, r, again, 1)
 
     def probe(self, pos: Position | str) -> tuple[int, int | None]:
         """(wdl, dtw) for the side to move; dtw is None for a draw, and for every position
@@ -221,18 +297,30 @@ class Tablebase:
         v = self.variant
         if v.king_move_limit > 0 and p.king_runs != ((0, 0), (0, 0)):
             return self._wdl_with_runs(p)
+        part, c = self._wdl, self.cache
+        wtm = p.white_to_move
         boards = (p.white_men, p.white_kings, p.black_men, p.black_kings)
-        while True:
-            tables = (self._wdl_flat, self._wdl_offsets, self._wdl_stored, v.neighbours, v.rules)
-            r = result_quick(*tables, p.white_to_move, *boards)
-            if r == NEEDS_CAPTURES:
-                buffers = getattr(self._local, "buffers", None)
-                if buffers is None:
-                    buffers = self._local.buffers = new_buffers()
-                r = result_capturing(*tables, p.white_to_move, *boards, *buffers)
-            if r > NO_TABLE:
-                return int(r)
-            self._load_wdl([NO_TABLE - int(r)], p)
+
+        def quick() -> int:
+            return result_quick(
+                part.meta, part.stored, c.arena, part.pages, c.stamps, v.neighbours, v.rules,
+                wtm, *boards,
+            )  # fmt: skip
+
+        r = quick()
+        while r <= NO_TABLE:
+            if r == NEEDS_CAPTURES:  # a capture position in a slice leaving captures
+                one = [np.array([b], dtype=np.uint64) for b in boards]
+                return int(self._wdl_captures(np.array([wtm]), *one)[0])
+            if r <= PAGE_MISS:
+                r = part.one(PAGE_MISS - int(r), quick)
+                continue
+            code = NO_TABLE - int(r)
+            if code == UNCODED:
+                raise MissingSliceError(normalise(p)[0].name, self.path, p.fen())
+            self._open(part, _slice_of_code(code), p.fen())
+            r = quick()
+        return int(r)
 
     def _wdl_with_runs(self, p: Position) -> int:
         """:meth:`probe_wdl` of a position in which a side has a king run going (Frisian):
@@ -242,15 +330,17 @@ class Tablebase:
         s, _ = normalise(p)
         if s.wm + s.wk == 0:
             return -1  # the side to move has no pieces: lost
-        if s.bm + s.bk == 0:
-            raise ValueError(f"{p.fen()}: the side not to move has no pieces; game over")
-        if s.code >= len(self._wdl_offsets) or self._wdl_offsets[s.code] < 0:
-            self._load_wdl([s.code], p)
-        if not self._wdl_stored[s.code] and has_capture(p):
+        part, c = self._wdl, self.cache
+        if not part.is_open(s.code):
+            self._open(part, s, p.fen())
+        if not part.stored[s.code] and has_capture(p):
             return max(-self.probe_wdl(play(p, m)) for m in legal_moves(p))
-        e = int(self._wdl_offsets[s.code]) * 4 + _entry_with_runs(p)
-        code = (int(self._wdl_flat[e >> 2]) >> ((e & 3) * 2)) & 3
-        return result_of_code(code)
+        e = _entry_with_runs(p)
+
+        def again() -> int:
+            return _code_at_entry(part.meta, c.arena, part.pages, c.stamps, s.code, e)
+
+        return result_of_code(self._read_one(part, p, s.code, again(), again, -1))
 
     def probe_dtw(self, pos: Position | str) -> int | None:
         """Plies to the end with best play: odd for a win, even for a loss; None if drawn."""
@@ -270,6 +360,28 @@ class Tablebase:
         out.sort(key=_move_rank)
         return out
 
+    def _batch(
+        self, arrays: tuple[np.ndarray, ...], white_to_move: np.ndarray | bool
+    ) -> tuple[np.ndarray, ...]:
+        """The bitboards as contiguous uint64 arrays, the side to move as a bool array, and
+        the material codes (after the colour flip); :class:`MissingSliceError` for a
+        position no slice can hold."""
+        v = self.variant
+        wm, wk, bm, bk = (np.ascontiguousarray(a, dtype=np.uint64) for a in arrays)
+        wtm = np.ascontiguousarray(
+            np.broadcast_to(np.asarray(white_to_move, dtype=np.bool_), wm.shape)
+        )
+        codes = _codes_batch(wm, wk, bm, bk, wtm, v.squares)
+        if codes.shape[0] and codes.min() < 0:
+            i = int(np.argmin(codes))
+            raise MissingSliceError(*self._missing(wm, wk, bm, bk, wtm, i))
+        return wm, wk, bm, bk, wtm, codes
+
+    def _missing(self, wm, wk, bm, bk, wtm, i: int) -> tuple[str, Path, str]:  # type: ignore[no-untyped-def]
+        v = self.variant
+        pos = Position(int(wm[i]), int(wk[i]), int(bm[i]), int(bk[i]), bool(wtm[i]), v)
+        return normalise(pos)[0].name, self.path, pos.fen()
+
     def probe_batch(
         self,
         white_men: np.ndarray,
@@ -279,40 +391,31 @@ class Tablebase:
         white_to_move: np.ndarray | bool = True,
     ) -> np.ndarray:
         """Stored values of many positions given as uint64 bitboard arrays (``decode`` them
-        with :func:`decode`, or read them as in ``docs/FORMAT.md``). In a variant with king
+        with :func:`decode`, or read them as in ``docs/FORMAT.md``): ``uint8``, or
+        ``uint16`` if a slice the batch reaches stores 16-bit values. In a variant with king
         runs (Frisian) these are the positions in which neither side has a run going."""
         if not self.has_distances:
             raise DistancesUnavailableError(self.path)
         v = self.variant
-        wm, wk, bm, bk = (
-            np.ascontiguousarray(a, dtype=np.uint64)
-            for a in (white_men, white_kings, black_men, black_kings)
+        wm, wk, bm, bk, wtm, codes = self._batch(
+            (white_men, white_kings, black_men, black_kings), white_to_move
         )
-        wtm = np.ascontiguousarray(
-            np.broadcast_to(np.asarray(white_to_move, dtype=np.bool_), wm.shape)
-        )
-        codes = _codes_batch(wm, wk, bm, bk, wtm, v.squares, REVERSE16)
-        if codes.shape[0] and codes.min() < 0:
-            i = int(np.argmin(codes))
-            pos = Position(int(wm[i]), int(wk[i]), int(bm[i]), int(bk[i]), bool(wtm[i]), v)
-            raise MissingSliceError(normalise(pos)[0].name, self.path, pos.fen())
+        part, c = self._values, self.cache
+        self._open_codes(part, codes, lambda: "")
         present = np.flatnonzero(np.bincount(codes, minlength=4096))
-        if (self._flat_offsets[present] < 0).any():
-            self._rebuild_flat(present)
-        return _gather_batch(
-            wm,
-            wk,
-            bm,
-            bk,
-            wtm,
-            v.squares,
-            v.per_row,
-            BINOM,
-            REVERSE16,
-            self._flat,
-            self._flat_offsets,
-            v.king_move_limit,
-        )
+        wide = bool((part.meta[4096 + present] == 2).any()) if present.shape[0] else False
+        out = np.empty(wm.shape[0], dtype=np.uint16 if wide else np.uint8)
+        every = np.zeros(0, dtype=np.int64)
+
+        def run(sel: np.ndarray | None) -> tuple[np.ndarray, int]:
+            return _gather_values(
+                wm, wk, bm, bk, wtm, v.squares, v.per_row, BINOM, v.king_move_limit,
+                part.meta, c.arena, part.pages, c.stamps,
+                every if sel is None else sel, sel is not None, out,
+            )  # fmt: skip
+
+        part.fill(run)
+        return out
 
     def probe_batch_wdl(
         self,
@@ -329,98 +432,54 @@ class Tablebase:
             out = np.where((values.astype(np.int64) - 1) % 2 == 1, 1, -1).astype(np.int8)
             out[values == 0] = 0
             return out
+        wm, wk, bm, bk, wtm, codes = self._batch(
+            (white_men, white_kings, black_men, black_kings), white_to_move
+        )
+        out = self._wdl_direct(wtm, wm, wk, bm, bk, codes)
+        cap = np.flatnonzero(out == CAPTURE)
+        if cap.shape[0]:
+            out[cap] = self._wdl_captures(wtm[cap], wm[cap], wk[cap], bm[cap], bk[cap])
+        return out
+
+    def _wdl_direct(self, wtm, wm, wk, bm, bk, codes=None) -> np.ndarray:  # type: ignore[no-untyped-def]
+        """Results read from the WDL part (int8), :data:`CAPTURE` for the positions that
+        must be resolved through their captures."""
         v = self.variant
-        wm, wk, bm, bk = (
-            np.ascontiguousarray(a, dtype=np.uint64)
-            for a in (white_men, white_kings, black_men, black_kings)
+        part, c = self._wdl, self.cache
+        if codes is None:
+            codes = _codes_batch(wm, wk, bm, bk, wtm, v.squares)
+            if codes.shape[0] and codes.min() < 0:
+                raise MissingSliceError(*self._missing(wm, wk, bm, bk, wtm, int(np.argmin(codes))))
+        self._open_codes(part, codes, lambda: "")
+        out = np.empty(wm.shape[0], dtype=np.int8)
+        every = np.zeros(0, dtype=np.int64)
+
+        def run(sel: np.ndarray | None) -> tuple[np.ndarray, int]:
+            return gather_results(
+                part.meta, part.stored, v.neighbours, v.rules, BINOM, wtm, wm, wk, bm, bk,
+                every if sel is None else sel, sel is not None, c.arena, part.pages, c.stamps, out,
+            )  # fmt: skip
+
+        part.fill(run)
+        return out
+
+    def _wdl_captures(self, wtm, wm, wk, bm, bk) -> np.ndarray:  # type: ignore[no-untyped-def]
+        """Results (int8) of positions that must capture, in slices leaving captures to the
+        prober: the best, for the mover, of the negated results of the positions after its
+        captures, which are read in turn (one level of the capture tree a call; a level's
+        capture positions are resolved only under a position not already won)."""
+        v = self.variant
+        kwm, kwk, kbm, kbk, owner, best = expand_captures(
+            v.neighbours, v.rules, wtm, wm, wk, bm, bk
         )
-        wtm = np.ascontiguousarray(
-            np.broadcast_to(np.asarray(white_to_move, dtype=np.bool_), wm.shape)
-        )
-        codes = _codes_batch(wm, wk, bm, bk, wtm, v.squares, REVERSE16)
-        if codes.shape[0] and codes.min() < 0:
-            i = int(np.argmin(codes))
-            pos = Position(int(wm[i]), int(wk[i]), int(bm[i]), int(bk[i]), bool(wtm[i]), v)
-            raise MissingSliceError(normalise(pos)[0].name, self.path, pos.fen())
-        present = np.flatnonzero(np.bincount(codes, minlength=4096))
-        if (self._wdl_offsets[present] < 0).any():
-            self._load_wdl(present.tolist())
-        while True:
-            out, need = results_staged(
-                self._wdl_flat,
-                self._wdl_offsets,
-                self._wdl_stored,
-                v,
-                wtm,
-                wm,
-                wk,
-                bm,
-                bk,
-                get_num_threads(),
-            )
-            if need < 0:
-                return out
-            self._load_wdl([need])
-
-    def _load_wdl(self, codes: list[int], pos: Position | None = None) -> None:
-        """Load the WDL parts of slices ``codes`` and, for a slice that leaves captures to
-        the prober, of every slice its captures reach (those present), laid end to end in
-        one array with ``offsets[code]`` in bytes and ``stored[code]`` set for the slices
-        that store their capture positions' codes."""
-        fen = pos.fen() if pos is not None else ""
-        added = False
-        for code in codes:
-            if code == UNCODED:
-                assert pos is not None
-                raise MissingSliceError(normalise(pos)[0].name, self.path, fen)
-            s = _slice_of_code(code)
-            if s.bm + s.bk == 0:
-                where = fen or f"a position of material {s.name}"
-                raise ValueError(f"{where}: the side not to move has no pieces; game over")
-            if code in self._wdl_tables:
-                continue
-            self._wdl_tables[code] = self.wdl_table(s, fen)
-            added = True
-            if self._captures_stored[code]:
-                continue  # its capture positions are read, not resolved
-            for t in capture_closure(s):
-                if t.code not in self._wdl_tables and slice_path(self.path, t).exists():
-                    self._wdl_tables[t.code] = self.wdl_table(t, fen)
-        if not added:
-            return
-        self._wdl_flat, self._wdl_offsets = concatenate_tables(
-            {c: self._wdl_tables[c] for c in sorted(self._wdl_tables)}
-        )
-        stored = np.zeros(len(self._wdl_offsets), dtype=np.bool_)
-        for c, flag in self._captures_stored.items():
-            stored[c] = flag
-        self._wdl_stored = stored
-
-    def wdl_table(self, s: Slice, fen: str = "") -> np.ndarray:
-        """The packed WDL part of slice ``s`` (read and checked; :mod:`tablebase.storage.wdl`)."""
-        path = slice_path(self.path, s)
-        if not path.exists():
-            raise MissingSliceError(s.name, self.path, fen)
-        packed, stored = read_wdl_part(path, self.variant, s)
-        self._captures_stored[s.code] = stored
-        return packed
-
-    def _rebuild_flat(self, codes: np.ndarray) -> None:
-        """Lay the slices batch probes need end to end in one array (kept between calls)."""
-        wanted = sorted(set(np.flatnonzero(self._flat_offsets >= 0).tolist()) | set(codes.tolist()))
-        tables = {int(c): self._table_of_code(int(c)) for c in wanted}  # loads and checks
-        self._flat, self._flat_offsets = concatenate_tables(tables)
-
-    def _table_of_code(self, code: int) -> np.ndarray:
-        t = self._by_code.get(code)
-        if t is None:
-            s = _slice_of_code(code)
-            if s.wm + s.wk == 0:
-                t = np.ones(1, dtype=np.uint8)  # side to move without pieces: lost (index 0)
-            else:
-                t = self.table(s)
-            self._by_code[code] = t
-        return t
+        white = np.ones(kwm.shape[0], dtype=np.bool_)
+        kids = self._wdl_direct(white, kwm, kwk, kbm, kbk)
+        fold_results(best, owner, kids)
+        pend = np.flatnonzero((kids == CAPTURE) & (best[owner] < 1))
+        if pend.shape[0]:
+            sub = self._wdl_captures(white[pend], kwm[pend], kwk[pend], kbm[pend], kbk[pend])
+            fold_results(best, owner[pend], sub)
+        return best
 
 
 def _entry_with_runs(p: Position) -> int:
@@ -459,57 +518,104 @@ def _slice_of_code(code: int) -> Slice:
 
 
 @njit(cache=True, inline="always")
-def _white_to_move(nsq, wtm, wm, wk, bm, bk, rev16):
+def _white_to_move(nsq, wtm, wm, wk, bm, bk):
     """The position with white to move (colour-flipped if black moves) and its material
     code; the code is -1 for more pieces of a kind than any slice code can name."""
     if not wtm:
-        a = reverse_board(bm, nsq, rev16)
-        b = reverse_board(bk, nsq, rev16)
-        bm = reverse_board(wm, nsq, rev16)
-        bk = reverse_board(wk, nsq, rev16)
+        a = turned(bm, nsq)
+        b = turned(bk, nsq)
+        bm = turned(wm, nsq)
+        bk = turned(wk, nsq)
         wm, wk = a, b
     code = material_code(wm, wk, bm, bk)
     return wm, wk, bm, bk, (-1 if code == UNCODED else code)
 
 
 @njit(cache=True, inline="always")
-def _locate_one(nsq, width, wtm, wm, wk, bm, bk, binom, rev16, limit):
+def _locate_one(nsq, width, wtm, wm, wk, bm, bk, binom, limit):
     """(material code, entry) of a position, with no king run on either side where the
     variant has runs (``limit`` > 0)."""
-    wm, wk, bm, bk, code = _white_to_move(nsq, wtm, wm, wk, bm, bk, rev16)
+    wm, wk, bm, bk, code = _white_to_move(nsq, wtm, wm, wk, bm, bk)
     if code < 0 or (wm | wk) == 0 or (bm | bk) == 0:
         return code, 0
     return code, entry_index(nsq, width, limit, wm, wk, bm, bk, -1, 0, -1, 0, binom)
 
 
 @njit(cache=True)
-def _locate(nsq, width, wtm, wm, wk, bm, bk, binom, rev16):
+def _locate(nsq, width, wtm, wm, wk, bm, bk, binom):
     """(material code, index) of a position given as Python ints, after the colour flip."""
     return _locate_one(
-        nsq, width, wtm, np.uint64(wm), np.uint64(wk), np.uint64(bm), np.uint64(bk), binom, rev16, 0
+        nsq, width, wtm, np.uint64(wm), np.uint64(wk), np.uint64(bm), np.uint64(bk), binom, 0
     )
 
 
+@njit(cache=True)
+def _probe_value(nsq, width, wtm, wm, wk, bm, bk, binom, meta, arena, pages, stamps):
+    """(material code, index, value) of a position given as Python ints, the value as
+    :func:`read_entry` gives it (-2: the slice is not open; -3 - page: its block is not
+    cached); the code is -1 (value -2) for more pieces of a kind than a slice holds."""
+    code, idx = _locate_one(
+        nsq, width, wtm, np.uint64(wm), np.uint64(wk), np.uint64(bm), np.uint64(bk), binom, 0
+    )
+    if code < 0:
+        return code, idx, -2
+    t = next_tick(stamps)
+    return code, idx, read_entry(meta, arena, pages, stamps, code, idx, t)
+
+
+@njit(cache=True)
+def _value_at(meta, arena, pages, stamps, code, idx):
+    """:func:`read_entry` of entry ``idx`` of slice ``code``."""
+    t = next_tick(stamps)
+    return read_entry(meta, arena, pages, stamps, code, idx, t)
+
+
+@njit(cache=True)
+def _code_at_entry(meta, arena, pages, stamps, code, idx):
+    """:func:`read_code` of entry ``idx`` of slice ``code``."""
+    t = next_tick(stamps)
+    return read_code(meta, arena, pages, stamps, code, idx, t)
+
+
 @njit(cache=True, parallel=True)
-def _codes_batch(wm, wk, bm, bk, wtm, nsq, rev16):
+def _codes_batch(wm, wk, bm, bk, wtm, nsq):
     n = wm.shape[0]
     codes = np.empty(n, dtype=np.int64)
     for i in prange(n):
-        codes[i] = _white_to_move(nsq, wtm[i], wm[i], wk[i], bm[i], bk[i], rev16)[4]
+        codes[i] = _white_to_move(nsq, wtm[i], wm[i], wk[i], bm[i], bk[i])[4]
     return codes
 
 
 @njit(cache=True, parallel=True)
-def _gather_batch(wm, wk, bm, bk, wtm, nsq, width, binom, rev16, flat, offsets, limit):
-    n = wm.shape[0]
-    out = np.empty(n, dtype=flat.dtype)
-    for i in prange(n):
-        code, idx = _locate_one(nsq, width, wtm[i], wm[i], wk[i], bm[i], bk[i], binom, rev16, limit)
-        out[i] = flat[offsets[code] + idx]
-    return out
+def _gather_values(
+    wm, wk, bm, bk, wtm, nsq, width, binom, limit, meta, arena, pages, stamps, sel, use_sel, out
+):
+    """``out[i]`` = the value of position ``i`` (those in ``sel`` if ``use_sel``, else all)
+    where its block is cached (1 where the side to move has no pieces); per position
+    probed, the page it lacks (-1 where answered), and how many lack one. Every slice
+    reached must be open."""
+    t = next_tick(stamps)
+    m = sel.shape[0] if use_sel else wm.shape[0]
+    need = np.empty(m, dtype=np.int64)
+    missed = 0
+    for k in prange(m):
+        i = sel[k] if use_sel else np.int64(k)
+        code, idx = _locate_one(nsq, width, wtm[i], wm[i], wk[i], bm[i], bk[i], binom, limit)
+        need[k] = -1
+        if code >> 6 == 0:  # the side to move has no pieces: lost
+            out[i] = 1
+            continue
+        r = read_entry(meta, arena, pages, stamps, code, idx, t)
+        if r >= 0:
+            out[i] = r
+        else:
+            need[k] = -3 - r
+            missed += 1
+    return need, missed
 
 
 __all__ = [
+    "BlockCache",
     "DistancesUnavailableError",
     "MissingSliceError",
     "MoveValue",

@@ -54,7 +54,12 @@ READABLE_VERSIONS = (1, 2, 3)
 HDF5_LIBVER = ("v110", "v110")  # superblock 3, object headers 2: metadata with checksums
 DATASET = "values"  # the distances part
 WDL_DATASET = "wdl"  # the compact win/draw/loss part
-CHUNK = 1 << 18  # entries per compressed chunk of values, bytes per chunk of wdl
+# Every part is written in blocks of BLOCK_BYTES uncompressed bytes (2^14 values of one byte,
+# 2^13 of two, 2^16 WDL entries), each with its CRC-32 (``<part>_crc32``): the unit a probe
+# reads (tablebase.probe.cache). Chosen by measurement (docs/FORMAT.md): deflate loses
+# nothing measurable down to 4 KiB, a block's inflate costs in proportion to its size, and
+# smaller blocks cost 16 bytes each of index kept in memory and more chunks in HDF5's index.
+BLOCK_BYTES = 1 << 14
 # Deflate encoders (tablebase.storage.chunkio): the generator's files are written fast; the WDL
 # part of a distribution copy (tablebase export), written once and downloaded many times,
 # small. Readers inflate either.
@@ -196,7 +201,7 @@ def write_parts(
         for k, v in attrs.items():
             f.attrs[k] = _fixed(v)
         threads = numba.get_num_threads()
-        ds = write_dataset(f, WDL_DATASET, wdl, CHUNK, wdl_codec, False, threads)
+        ds = write_dataset(f, WDL_DATASET, wdl, BLOCK_BYTES, wdl_codec, False, threads, True)
         ds.attrs["sha256"] = _fixed(checksum(wdl))
         ds.attrs["encoding"] = _fixed(WDL_ENCODING_STORED if captures else WDL_ENCODING)
         if captures:
@@ -204,7 +209,8 @@ def write_parts(
         if values is not None:
             bits = value_bits(values)
             little = values.astype(values.dtype.newbyteorder("<"), copy=False)
-            ds = write_dataset(f, DATASET, little, CHUNK, VALUES_CODEC, bits > 8, threads)
+            per = BLOCK_BYTES // little.dtype.itemsize
+            ds = write_dataset(f, DATASET, little, per, VALUES_CODEC, bits > 8, threads, True)
             ds.attrs["sha256"] = _fixed(checksum(values))
             ds.attrs["value_bits"] = bits
             ds.attrs["encoding"] = _fixed(f"uint{bits}: {VALUES_ENCODING}")

@@ -30,7 +30,6 @@ from numba import njit, prange
 
 from tablebase.material.index import (
     BINOM,
-    REVERSE16,
     _unrank_colex,
     colex_boards,
     cursor_at,
@@ -38,12 +37,13 @@ from tablebase.material.index import (
     cursor_next,
     entry_index,
     position_from_index,
-    reverse_board,
 )
-from tablebase.material.slices import UNCODED, Slice, material_code, successors
+from tablebase.material.slices import UNCODED, Slice, material_code
 from tablebase.rules import movegen as mg
+from tablebase.rules.bits import reversed_bits
 from tablebase.rules.kernel import kernel
 from tablebase.rules.variants import Variant
+from tablebase.storage.files import BLOCK_BYTES
 from tablebase.storage.values import wdl_code
 
 DONT_CARE = 3  # transient code while encoding; never stored
@@ -392,20 +392,6 @@ def exact_wdl(values: np.ndarray) -> np.ndarray:
     return pack(codes_of(values))
 
 
-def capture_closure(s: Slice) -> set[Slice]:
-    """Every slice a capture from ``s`` can reach, directly or by further captures
-    (without ``s``): what probing the WDL part of ``s`` needs loaded."""
-    out: set[Slice] = set()
-    todo = [s]
-    while todo:
-        t = todo.pop()
-        for u in successors(t):
-            if u.pieces < t.pieces and u not in out:
-                out.add(u)
-                todo.append(u)
-    return out
-
-
 # --- probing -----------------------------------------------------------------------------
 # Positions are located in rows (:func:`locate_rows`): each one's entry in the flat tables,
 # or what stands in the way of reading one. A capture position in a slice that leaves
@@ -430,16 +416,23 @@ def entry_of(rules, binom, wm, wk, bm, bk):
 
 
 @njit(cache=True, inline="always")
+def turned(x, nsq):
+    """Square ``s`` <-> square ``nsq - 1 - s`` (0-based): the board turned half a turn, by
+    the CPU's bit reversal (as :func:`tablebase.material.index.reverse_board`)."""
+    return reversed_bits(x) >> np.uint64(64 - nsq)
+
+
+@njit(cache=True, inline="always")
 def white_view(nsq, wtm, wm, wk, bm, bk):
     """The position as white to move: turned half a turn, colours swapped, if black is to
     move."""
     if wtm:
         return wm, wk, bm, bk
     return (
-        reverse_board(bm, nsq, REVERSE16),
-        reverse_board(bk, nsq, REVERSE16),
-        reverse_board(wm, nsq, REVERSE16),
-        reverse_board(wk, nsq, REVERSE16),
+        turned(bm, nsq),
+        turned(bk, nsq),
+        turned(wm, nsq),
+        turned(wk, nsq),
     )
 
 
@@ -469,132 +462,115 @@ def locate_rows(offsets, stored, nbr, rules, binom, rows, n, loc):
             loc[k] = offsets[code] * 4 + entry_of(rules, binom, a, b, c, d)
 
 
+PAGE_SHIFT = BLOCK_BYTES.bit_length() - 1  # a block of the cache (tablebase.probe.cache)
+PAGE_MASK = BLOCK_BYTES - 1
+NEEDS_CAPTURES = -10000  # result_quick: must capture; below NO_TABLE
+PAGE_MISS = -20000  # PAGE_MISS - page: the block ``page`` is not in the cache; below the rest
+CAPTURE = 2  # gather_results: the position must capture, in a slice leaving captures
+
+
 @njit(cache=True, inline="always")
-def _code_at(flat, e):
-    """+1 / 0 / -1 stored at entry ``e`` (counted in two-bit codes) of the flat tables."""
-    c = (flat[e >> 2] >> ((e & 3) << 1)) & 3
+def paged_code(arena, pages, stamps, e, t):
+    """+1 / 0 / -1 stored at entry ``e`` (counted in two-bit codes from the part's byte
+    addresses) of a part held in the block cache (``pages[page]``: the slot of a block in
+    ``arena``, negative if it is not cached; :mod:`tablebase.probe.cache`), the block stamped
+    ``t``; ``PAGE_MISS - page`` if its block is not cached."""
+    byte = e >> 2
+    p = byte >> PAGE_SHIFT
+    if p >= pages.shape[0]:
+        return PAGE_MISS - p
+    s = pages[p]
+    if s < 0:
+        return PAGE_MISS - p
+    if stamps[s] != t:  # written once a batch: a store per probe would bounce the line
+        stamps[s] = t
+    c = (np.int64(arena[(np.int64(s) << PAGE_SHIFT) | (byte & PAGE_MASK)]) >> ((e & 3) << 1)) & 3
     return 1 if c == 1 else (-1 if c == 2 else 0)
 
 
-@njit(cache=True, inline="always")
-def _known(flat, e):
-    """The result of a located position whose result is known (``e`` >= 0,
-    :data:`LOC_LOST` or :data:`LOC_WON`), ``NO_TABLE - code`` for ``LOC_MISSING - code``,
-    and 2 (no result) for :data:`LOC_CAPTURE`."""
-    if e >= 0:
-        return _code_at(flat, e)
-    if e == LOC_LOST:
-        return -1
-    if e == LOC_WON:
-        return 1
-    if e == LOC_CAPTURE:
-        return 2
-    return NO_TABLE - (LOC_MISSING - e)
-
-
-@kernel
-def result_white(flat, offsets, stored, nbr, rules, binom, wm, wk, bm, bk, succ, locs, ws, frames):
-    """Result (+1 / 0 / -1) of a white-to-move position from the packed WDL tables in
-    ``flat`` (``offsets[code]`` = byte where a slice starts, -1 if not loaded;
-    ``stored[code]``: the slice stores its capture positions' codes), resolving the
-    captures of the others depth first with an explicit stack: ``succ[d]`` holds the
-    positions after the captures of the position at depth ``d`` (made white to move) and
-    ``locs[d]`` where they are, ``frames[d]`` their count, the next one to look at and the
-    best result so far (a win ends the search); ``NO_TABLE - code`` if the slice ``code`` is
-    needed but not loaded."""
-    nsq = rules[0]
-    row = succ[0, :1]
-    row[0, 0], row[0, 1], row[0, 2], row[0, 3] = wm, wk, bm, bk
-    locate_rows(offsets, stored, nbr, rules, binom, row, 1, locs[0])
-    r = _known(flat, locs[0, 0])
-    depth = -1
-    while True:
-        if r == 2:  # the position must capture: go down to the positions after its captures
-            depth += 1
-            a, b, c, d = succ[depth, 0, 0], succ[depth, 0, 1], succ[depth, 0, 2], succ[depth, 0, 3]
-            m = mg.capture_successors(nbr, rules, True, a, b, c, d, succ[depth], ws)
-            for k in range(m):
-                for g in range(4):
-                    succ[depth, k, g] = reverse_board(succ[depth, k, g], nsq, REVERSE16)
-            locate_rows(offsets, stored, nbr, rules, binom, succ[depth], m, locs[depth])
-            frames[depth, 0] = m
-            frames[depth, 1] = 0
-            frames[depth, 2] = -1  # a capture position has a capture: at least -1
-        else:  # fold result r (for the side to move after the capture) into the frames
-            while True:
-                if r <= NO_TABLE or depth < 0:
-                    return r
-                f = frames[depth]
-                if -r > f[2]:
-                    f[2] = -r
-                if f[2] == 1 or f[1] == f[0]:  # a win found, or every capture seen
-                    r = f[2]
-                    depth -= 1
-                    continue
-                break
-        # the next position after a capture at ``depth``; one that must capture is copied
-        # to the next depth's first row, where its own successors are then written
-        f = frames[depth]
-        i = f[1]
-        f[1] = i + 1
-        r = _known(flat, locs[depth, i])
-        if r == 2:
-            if depth + 1 >= frames.shape[0]:
-                raise RuntimeError("capture positions nested deeper than the stack")
-            for g in range(4):
-                succ[depth + 1, 0, g] = succ[depth, i, g]
-
-
-NEEDS_CAPTURES = -10000  # result_quick: must capture (call result_capturing); below NO_TABLE
-
-
 @njit(cache=True)
-def result_quick(flat, offsets, stored, nbr, rules, wtm, wm, wk, bm, bk):
-    """The single-probe fast path (bitboards as plain integers; the index tables are the
-    module constants, to keep the call short): the result of a position whose side to move
-    cannot capture or whose slice stores captures (``NO_TABLE - code`` if its slice is not
-    loaded), :data:`NEEDS_CAPTURES` otherwise."""
+def result_quick(offsets, stored, arena, pages, stamps, nbr, rules, wtm, wm, wk, bm, bk):
+    """The single-probe path (bitboards as plain integers; the index tables are the module
+    constants, to keep the call short): the result of a position whose side to move cannot
+    capture or whose slice stores captures; ``NO_TABLE - code`` if its slice is not open,
+    ``PAGE_MISS - page`` if its block is not cached, :data:`NEEDS_CAPTURES` if it must be
+    resolved through its captures. ``offsets`` are the byte addresses of the slices' parts
+    (``PagedPart.meta``)."""
     wm, wk, bm, bk = np.uint64(wm), np.uint64(wk), np.uint64(bm), np.uint64(bk)
     row = np.empty((1, 4), dtype=np.uint64)
     row[0, 0], row[0, 1], row[0, 2], row[0, 3] = white_view(rules[0], wtm, wm, wk, bm, bk)
     loc = np.empty(1, dtype=np.int64)
     locate_rows(offsets, stored, nbr, rules, BINOM, row, 1, loc)
-    r = _known(flat, loc[0])
-    return NEEDS_CAPTURES if r == 2 else r
-
-
-@njit(cache=True)
-def result_capturing(
-    flat, offsets, stored, nbr, rules, wtm, wm, wk, bm, bk, succ, locs, ws, frames
-):
-    """:func:`result_white` of a position with either side to move (bitboards as plain
-    integers; the index tables taken from the module), for single probes that
-    :func:`result_quick` left to the captures; buffers from :func:`new_buffers`."""
-    wm, wk, bm, bk = np.uint64(wm), np.uint64(wk), np.uint64(bm), np.uint64(bk)
-    a, b, c, d = white_view(rules[0], wtm, wm, wk, bm, bk)
-    return result_white(
-        flat, offsets, stored, nbr, rules, BINOM, a, b, c, d, succ, locs, ws, frames
-    )
-
-
-def new_buffers() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Successor rows, their locations, capture-search workspace and stack frames for
-    :func:`result_capturing`."""
-    succ = np.zeros((MAX_CAPTURE_DEPTH, mg.MAX_MOVES, 4), dtype=np.uint64)
-    locs = np.zeros((MAX_CAPTURE_DEPTH, mg.MAX_MOVES), dtype=np.int64)
-    frames = np.zeros((MAX_CAPTURE_DEPTH, 3), dtype=np.int64)
-    return succ, locs, mg.new_workspace(), frames
+    e = loc[0]
+    if e >= 0:
+        t = stamps[-1] + 1
+        stamps[-1] = t
+        return paged_code(arena, pages, stamps, e, t)
+    if e == LOC_LOST:
+        return -1
+    if e == LOC_WON:
+        return 1
+    if e == LOC_CAPTURE:
+        return NEEDS_CAPTURES
+    return NO_TABLE - (LOC_MISSING - e)
 
 
 # --- batched probing ----------------------------------------------------------------------
-# A batch is split into chunks, one compiled parallel region over them; each chunk goes in
-# blocks and stages so that the random reads of the tables are not held up by the move
-# generation around them: (1) a block of positions is located, (2) their codes are gathered
-# in a tight loop, (3) the capture positions, gathered across blocks, are resolved level by
-# level (:func:`resolve_levels`), whose gathers are tight loops too.
+# A batch is answered level by level (tablebase.probe.database): the positions are located
+# and their codes read where their blocks are cached (:func:`gather_results`, in parallel
+# blocks of positions); the blocks missing are read and the positions that need them
+# probed again; the capture positions of slices that leave captures to the prober are
+# expanded into the positions after their captures (:func:`expand_captures`), which form
+# the next level, and their results folded back (:func:`fold_results`).
 
-CHUNK = 1 << 16  # positions per chunk of a batch (at least; a chunk per 4 threads' worth)
-BLOCK = 1 << 11  # positions located together, and capture positions resolved together
+BLOCK = 1 << 11  # positions located together
+
+
+@njit(cache=True, parallel=True)
+def gather_results(
+    offsets, stored, nbr, rules, binom, wtm, wm, wk, bm, bk, sel, use_sel, arena, pages, stamps, out
+):
+    """``out[i]`` (+1 / 0 / -1, or :data:`CAPTURE`) of the positions ``i`` of a batch (those
+    in ``sel`` if ``use_sel``, else all), either side to move, whose blocks are cached; per
+    position probed, the page it lacks (-1 where answered), and how many lack one. Every
+    slice the batch reaches must be open (a position of a slice that is not gets 3)."""
+    t = stamps[-1] + 1
+    stamps[-1] = t
+    m = sel.shape[0] if use_sel else wm.shape[0]
+    need = np.empty(m, dtype=np.int64)
+    nsq = rules[0]
+    nblk = (m + BLOCK - 1) // BLOCK
+    missed = np.zeros(nblk, dtype=np.int64)
+    for blk in prange(nblk):
+        lo = blk * BLOCK
+        hi = min(m, lo + BLOCK)
+        rows = np.empty((hi - lo, 4), dtype=np.uint64)
+        loc = np.empty(hi - lo, dtype=np.int64)
+        for k in range(lo, hi):
+            i = sel[k] if use_sel else np.int64(k)
+            a, b, c, d = white_view(nsq, wtm[i], wm[i], wk[i], bm[i], bk[i])
+            rows[k - lo, 0], rows[k - lo, 1], rows[k - lo, 2], rows[k - lo, 3] = a, b, c, d
+        locate_rows(offsets, stored, nbr, rules, binom, rows, hi - lo, loc)
+        for k in range(lo, hi):  # the gather: nothing between the reads
+            i = sel[k] if use_sel else np.int64(k)
+            e = loc[k - lo]
+            need[k] = -1
+            if e >= 0:
+                r = paged_code(arena, pages, stamps, e, t)
+                if r <= PAGE_MISS:
+                    need[k] = PAGE_MISS - r
+                    missed[blk] += 1
+                else:
+                    out[i] = r
+            elif e == LOC_LOST:
+                out[i] = -1
+            elif e == LOC_WON:
+                out[i] = 1
+            elif e == LOC_CAPTURE:
+                out[i] = CAPTURE
+            else:
+                out[i] = 3
+    return need, missed.sum()
 
 
 @njit(cache=True, inline="always")
@@ -607,197 +583,52 @@ def _room(a, need):
     return out
 
 
-@njit(cache=True, inline="always")
-def _room_rows(a, need):
-    """:func:`_room` of an array of rows of four boards."""
-    if a.shape[0] >= need:
-        return a
-    out = np.empty((max(need, 2 * a.shape[0]), 4), dtype=a.dtype)
-    out[: a.shape[0]] = a
-    return out
+@njit(cache=True)
+def expand_captures(nbr, rules, wtm, wm, wk, bm, bk):
+    """The positions after each legal capture of the positions given (each must capture),
+    white to move (``kwm, kwk, kbm, kbk``), with ``owner`` (the position they follow), and
+    ``best`` per position: 1 where a capture takes the opponent's last piece (won; its
+    other captures are left out), else -1 (a capture position has a move: at least lost)."""
+    nsq = rules[0]
+    n = wm.shape[0]
+    cap = max(16, 4 * n)
+    kids = [np.empty(cap, dtype=np.uint64) for _ in range(4)]
+    kwm, kwk, kbm, kbk = kids[0], kids[1], kids[2], kids[3]
+    owner = np.empty(cap, dtype=np.int64)
+    best = np.full(n, -1, dtype=np.int8)
+    succ = mg.new_successor_buffer_nb()
+    ws = mg.new_workspace_nb()
+    count = 0
+    for j in range(n):
+        a, b, c, d = white_view(nsq, wtm[j], wm[j], wk[j], bm[j], bk[j])
+        m = mg.capture_successors(nbr, rules, True, a, b, c, d, succ, ws)
+        start = count
+        kwm = _room(kwm, count + m)
+        kwk = _room(kwk, count + m)
+        kbm = _room(kbm, count + m)
+        kbk = _room(kbk, count + m)
+        owner = _room(owner, count + m)
+        for k in range(m):
+            if (succ[k, 0] | succ[k, 1]) == 0:  # the opponent has no pieces left: won
+                best[j] = 1
+                count = start
+                break
+            kwm[count] = turned(succ[k, 0], nsq)
+            kwk[count] = turned(succ[k, 1], nsq)
+            kbm[count] = turned(succ[k, 2], nsq)
+            kbk[count] = turned(succ[k, 3], nsq)
+            owner[count] = j
+            count += 1
+    return kwm[:count], kwk[:count], kbm[:count], kbk[:count], owner[:count], best
 
 
 @njit(cache=True)
-def resolve_levels(flat, offsets, stored, nbr, rules, binom, roots, n, succ, ws):
-    """Results (int8) of the ``n`` white-to-move positions ``roots[k]`` (wm, wk, bm, bk),
-    which must capture, and the code of a slice that was needed and not loaded (-1 if none;
-    the results are then incomplete).
-
-    The positions are the first level of a tree whose children are the positions after
-    their captures (``succ``, ``ws``: :func:`tablebase.rules.movegen.capture_successors`'s
-    buffers). Level by level, the children are found (none more for a node whose capture
-    takes the opponent's last piece: it is won), located in one loop, the codes of those
-    that can be read gathered in a tight loop (their cache misses overlap), and the children
-    that must capture in turn form the next level, except under a node already won. Each
-    capture takes a piece, so the levels end. A node's result is the best, for its mover,
-    of its children's negated results: the children have higher numbers than their parent,
-    so folding from the last node back finishes each child before its parent reads it."""
-    nsq = rules[0]
-    nodes = np.empty((max(n, 64), 4), dtype=np.uint64)  # the nodes of every level
-    nodes[:n] = roots[:n]
-    parent = np.empty(nodes.shape[0], dtype=np.int64)
-    best = np.full(nodes.shape[0], -1, dtype=np.int8)  # each has a capture: at least -1
-    kids = np.empty((2 * nodes.shape[0], 4), dtype=np.uint64)  # a level's children
-    owner = np.empty(kids.shape[0], dtype=np.int64)
-    loc = np.empty(kids.shape[0], dtype=np.int64)
-    lo, hi = 0, n  # the level's nodes
-    while lo < hi:
-        count = 0
-        for j in range(lo, hi):
-            m = mg.capture_successors(
-                nbr, rules, True, nodes[j, 0], nodes[j, 1], nodes[j, 2], nodes[j, 3], succ, ws
-            )
-            start = count
-            kids = _room_rows(kids, count + m)
-            owner = _room(owner, count + m)
-            for k in range(m):
-                if (succ[k, 0] | succ[k, 1]) == 0:  # the opponent has no pieces left: won
-                    best[j] = 1
-                    count = start
-                    break
-                for g in range(4):
-                    kids[count, g] = reverse_board(succ[k, g], nsq, REVERSE16)
-                owner[count] = j
-                count += 1
-        loc = _room(loc, count)
-        locate_rows(offsets, stored, nbr, rules, binom, kids, count, loc)
-        for t in range(count):
-            e = loc[t]
-            if e >= 0:
-                v = -_code_at(flat, e)
-                if v > best[owner[t]]:
-                    best[owner[t]] = v
-        top = hi
-        for t in range(count):
-            e = loc[t]
-            o = owner[t]
-            if e >= 0:
-                continue
-            if e == LOC_CAPTURE:
-                if best[o] < 1:
-                    nodes = _room_rows(nodes, top + 1)
-                    parent = _room(parent, top + 1)
-                    best = _room(best, top + 1)
-                    nodes[top] = kids[t]
-                    parent[top] = o
-                    best[top] = -1
-                    top += 1
-                continue
-            v = _known(flat, e)
-            if v <= NO_TABLE:
-                return best[:n], NO_TABLE - v
-            if -v > best[o]:
-                best[o] = -v
-        lo, hi = hi, top
-    for j in range(hi - 1, n - 1, -1):
-        if -best[j] > best[parent[j]]:
-            best[parent[j]] = -best[j]
-    return best[:n], -1
-
-
-@njit(cache=True, inline="always")
-def _white_rows(nsq, wtm, wm, wk, bm, bk, lo, hi, rows):
-    """``rows[i - lo]`` = position ``i`` as white to move, for ``lo <= i < hi``."""
-    for i in range(lo, hi):
-        a, b, c, d = white_view(nsq, wtm[i], wm[i], wk[i], bm[i], bk[i])
-        rows[i - lo, 0], rows[i - lo, 1], rows[i - lo, 2], rows[i - lo, 3] = a, b, c, d
-
-
-@njit(cache=True, parallel=True)
-def locate_batch(offsets, stored, nbr, rules, binom, wtm, wm, wk, bm, bk, loc):
-    """``loc[i]`` (:func:`locate_rows`) of every position of a batch, either side to
-    move."""
-    n = wm.shape[0]
-    for blk in prange((n + BLOCK - 1) // BLOCK):
-        lo = blk * BLOCK
-        hi = min(n, lo + BLOCK)
-        rows = np.empty((hi - lo, 4), dtype=np.uint64)
-        _white_rows(rules[0], wtm, wm, wk, bm, bk, lo, hi, rows)
-        locate_rows(offsets, stored, nbr, rules, binom, rows, hi - lo, loc[lo:hi])
-
-
-@njit(cache=True, parallel=True)
-def results_chunked(flat, offsets, stored, nbr, rules, binom, wtm, wm, wk, bm, bk, nchunks):
-    """Results (int8) of a batch in ``nchunks`` chunks, each in the stages above, and per
-    chunk a slice that was needed and not loaded (-1 if none; the chunk is then
-    incomplete)."""
-    n = wm.shape[0]
-    res = np.zeros(n, dtype=np.int8)
-    missing = np.full(nchunks, -1, dtype=np.int64)
-    nsq = rules[0]
-    step = (n + nchunks - 1) // nchunks
-    for ch in prange(nchunks):
-        lo = ch * step
-        hi = min(n, lo + step)
-        rows = np.empty((BLOCK, 4), dtype=np.uint64)
-        loc = np.empty(BLOCK, dtype=np.int64)
-        roots = np.empty((BLOCK, 4), dtype=np.uint64)  # capture positions to resolve
-        at = np.empty(BLOCK, dtype=np.int64)  # and where they are in the batch
-        succ = mg.new_successor_buffer_nb()
-        ws = mg.new_workspace_nb()
-        m = 0
-        for a in range(lo, hi, BLOCK):
-            b = min(hi, a + BLOCK)
-            _white_rows(nsq, wtm, wm, wk, bm, bk, a, b, rows)
-            locate_rows(offsets, stored, nbr, rules, binom, rows, b - a, loc)
-            for i in range(a, b):  # the gather: nothing between the reads
-                e = loc[i - a]
-                if e >= 0:
-                    res[i] = _code_at(flat, e)
-            for i in range(a, b):
-                e = loc[i - a]
-                if e >= 0:
-                    continue
-                if e != LOC_CAPTURE:
-                    r = _known(flat, e)
-                    if r <= NO_TABLE:
-                        missing[ch] = NO_TABLE - r
-                        break
-                    res[i] = r
-                    continue
-                roots[m] = rows[i - a]
-                at[m] = i
-                m += 1
-                if m == BLOCK:
-                    got, need = resolve_levels(
-                        flat, offsets, stored, nbr, rules, binom, roots, m, succ, ws
-                    )
-                    if need >= 0:
-                        missing[ch] = need
-                        break
-                    for k in range(m):
-                        res[at[k]] = got[k]
-                    m = 0
-            if missing[ch] >= 0:
-                break
-        if m > 0 and missing[ch] < 0:
-            got, need = resolve_levels(flat, offsets, stored, nbr, rules, binom, roots, m, succ, ws)
-            if need >= 0:
-                missing[ch] = need
-            for k in range(m):
-                res[at[k]] = got[k]
-    return res, missing
-
-
-def results_staged(
-    flat: np.ndarray,
-    offsets: np.ndarray,
-    stored: np.ndarray,
-    variant: Variant,
-    wtm: np.ndarray,
-    wm: np.ndarray,
-    wk: np.ndarray,
-    bm: np.ndarray,
-    bk: np.ndarray,
-    threads: int,
-) -> tuple[np.ndarray, int]:
-    """Results (int8, +1 / 0 / -1 for the side to move) of a batch of positions through the
-    packed WDL tables ``flat`` / ``offsets`` / ``stored`` (see above), and the code of a
-    slice that was needed and not loaded (-1 if none; the results are then incomplete)."""
-    n = wm.shape[0]
-    nchunks = max(1, min(max(1, threads) * 4, n // CHUNK + 1))
-    res, missing = results_chunked(
-        flat, offsets, stored, variant.neighbours, variant.rules, BINOM, wtm, wm, wk, bm, bk,
-        nchunks,
-    )  # fmt: skip
-    return res, int(missing.max()) if missing.shape[0] else -1
+def fold_results(best, owner, results):
+    """``best[owner[k]]`` = the best, for its mover, of itself and ``-results[k]`` (the
+    results of the positions after its captures), :data:`CAPTURE` entries left out."""
+    for k in range(owner.shape[0]):
+        r = results[k]
+        if r == CAPTURE:
+            continue
+        if -r > best[owner[k]]:
+            best[owner[k]] = -r
