@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, TextIO
 
@@ -28,6 +28,7 @@ from adjudicator.replay import LOSSES, NO_PIECES, Replay, move_number, replay, s
 from adjudicator.tablesearch import plies, rule_position
 from tablebase.rules.position import FenError
 from tablebase.rules.variants import (
+    ENGLISH,
     INTERNATIONAL,
     VARIANTS,
     Variant,
@@ -332,10 +333,88 @@ def rule_games(
     variant: Variant | str | None = None,
     tablebase: Any = None,
     options: RuleOptions | None = None,
+    instead: Callable[[PdnGame], Ruling | None] | None = None,
 ) -> Iterator[tuple[PdnGame, Ruling]]:
-    """(game, ruling) for each game."""
+    """(game, ruling) for each game, in the file's order.
+
+    A game without moves and without a GameType tag (a composed problem: a FEN and a result)
+    is legal in several variants. Without ``variant``, it takes the variant the file's other
+    games settle (the nearest game before it with a GameType tag or with moves that replay
+    legally, else the first such game after it); when no game settles one, the board does:
+    a file whose positions all lie on squares 1-32 is 8x8, and English is the first 8x8
+    variant (a file of English problems is English), else International. The ruling's
+    ``warnings`` say which. Such games are held back only until the variant is settled, so
+    the rulings still stream. ``instead``, called before each game is ruled, may return
+    the ruling to give instead (the service's time budget).
+    """
+    held: list[PdnGame] = []  # problems waiting for the file's variant
+    settled: Variant | None = None
+    settled_by = 0
+    board = 0  # the smallest board size the problems' positions fit
+
+    def rule(game: PdnGame, v: Variant | str | None, note: str | None) -> Ruling:
+        ruling = instead(game) if instead is not None else None
+        if ruling is None:
+            ruling = rule_game(game, variant=v, tablebase=tablebase, options=options)
+            if note is not None:
+                ruling.warnings.append(note)
+        return ruling
+
+    def release(v: Variant, source: str) -> Iterator[tuple[PdnGame, Ruling]]:
+        for problem in held:
+            yield problem, rule(problem, v, _problem_note(v, source))
+        held.clear()
+
     for game in games:
-        yield game, rule_game(game, variant=variant, tablebase=tablebase, options=options)
+        if variant is None and _is_problem(game):
+            board = max(board, _board_needed(game.fen or ""))
+            if settled is None:
+                held.append(game)
+                continue
+            yield game, rule(game, settled, _problem_note(settled, str(settled_by)))
+            continue
+        ruling = rule(game, variant, None)
+        if variant is None and not ruling.is_error and ruling.variant is not None:
+            settled, settled_by = get_variant(ruling.variant), game.index
+            yield from release(settled, str(settled_by))
+        yield game, ruling
+    if held:
+        fallback = ENGLISH if board <= ENGLISH.size else INTERNATIONAL
+        yield from release(fallback, "")
+
+
+def _problem_note(v: Variant, source: str) -> str:
+    """The warning of a problem ruled under ``v``, settled by game ``source`` of the file
+    (empty: by the board its positions fit)."""
+    why = (
+        f"taken from game {source} of the file"
+        if source
+        else f"(no game of the file settles it; its positions fit the {v.size}x{v.size} board)"
+    )
+    return f"no GameType tag and no moves: variant {v.name} {why}"
+
+
+def _is_problem(game: PdnGame) -> bool:
+    """A game without moves and without a GameType tag (nothing in it names a variant)."""
+    return game.error is None and not game.moves and "GameType" not in game.tags
+
+
+def _board_needed(fen: str) -> int:
+    """The smallest board size (squares per side) on which every square of a FEN's piece
+    fields lies: PDN numbers (``32`` fits 8x8, ``33`` needs 10x10) or alphanumeric names
+    (``h8`` fits 8x8, ``j10`` needs 10x10). Other fields (Frisian's king runs) are ignored."""
+    size = 0
+    for fld in fen.split(":")[1:]:
+        if fld[:1] not in ("W", "B"):
+            continue
+        for token in re.split(r"[,-]", fld[1:]):
+            name = token.strip().removeprefix("K")
+            if re.fullmatch(r"[0-9]{1,4}", name):
+                n = int(name)
+                size = max(size, next((s for s in (8, 10, 12) if n <= s * s // 2), 99))
+            elif re.fullmatch(r"[a-pA-P][0-9]{1,2}", name):
+                size = max(size, ord(name[0].lower()) - ord("a") + 1, int(name[1:]))
+    return size
 
 
 def rule_file(

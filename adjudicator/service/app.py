@@ -64,7 +64,7 @@ from starlette.responses import Response
 from adjudicator.databases import resolve_databases
 from adjudicator.drawrules import RuleOptions
 from adjudicator.pdn import PdnGame, read_games
-from adjudicator.ruling import BadTag, Ruling, check_fen_text, not_ruled, rule_game
+from adjudicator.ruling import BadTag, Ruling, check_fen_text, not_ruled, rule_game, rule_games
 from adjudicator.tablesearch import shortcut_for, unreadable_for
 from tablebase.probe.cache import BlockCache
 from tablebase.probe.database import RESULTS, MissingSliceError, Tablebase, normalise
@@ -493,14 +493,16 @@ class Service:
         if not games:
             raise ApiError(400, "no games found in the PDN text")
         options = self._with_deadline(options)
-        out = []
-        for game in games:
+
+        def past_budget(game: PdnGame) -> Ruling | None:
             if self._past(options):
-                ruling = not_ruled(game, "time-limit", self._budget_text())
-            else:
-                ruling = rule_game(game, variant=variant, tablebase=self.tables, options=options)
-            out.append(ruling.to_dict())
-        return out
+                return not_ruled(game, "time-limit", self._budget_text())
+            return None
+
+        rulings = rule_games(
+            games, variant=variant, tablebase=self.tables, options=options, instead=past_budget
+        )
+        return [ruling.to_dict() for _, ruling in rulings]
 
     def _with_deadline(self, options: RuleOptions) -> RuleOptions:
         """The options with this request's deadline, counted from now (the worker's start)."""

@@ -96,6 +96,11 @@ def material_code(wm, wk, bm, bk):
     return slice_code(n_wm, n_wk, n_bm, n_bk)
 
 
+def slice_of_code(code: int) -> Slice:
+    """The slice whose :func:`slice_code` is ``code`` (its inverse)."""
+    return Slice(code >> 9 & 7, code >> 6 & 7, code >> 3 & 7, code & 7)
+
+
 def flat_offsets(sizes: dict[int, int]) -> tuple[np.ndarray, int]:
     """The flat table of slices: ``offsets[material code]`` of tables of the given sizes
     (by material code) laid end to end in the order given, ``-1`` for absent codes; and the
@@ -120,7 +125,7 @@ MAX_PIECES = 7  # the largest database the build graph and the material codes su
 
 def parse_slice(name: str) -> Slice:
     """``"1010"`` → Slice(1, 0, 1, 0); raises ValueError for anything else."""
-    if len(name) != 4 or not name.isdigit():
+    if len(name) != 4 or not (name.isascii() and name.isdigit()):
         raise ValueError(f"slice name {name!r} must be four digits wm wk bm bk, e.g. 1010")
     return Slice(*(int(c) for c in name))
 

@@ -27,9 +27,7 @@ from tablebase.rules.variants import get_variant
 
 @pytest.fixture(scope="module")
 def dbs(tmp_path_factory):
-    return {
-        v: str(session_database(tmp_path_factory, v, 3)) for v in ("international", "english")
-    }
+    return {v: str(session_database(tmp_path_factory, v, 3)) for v in ("international", "english")}
 
 
 def _stats(db: str, variant: str) -> dict[str, dict]:

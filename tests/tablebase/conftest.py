@@ -8,6 +8,7 @@ import pytest
 
 from tablebase.build.task import run_pair_task
 from tablebase.material.slices import Slice, build_pairs
+from tests.conftest import session_database
 
 
 def build_db(directory: Path, variant: str, pieces: int) -> Path:
@@ -71,14 +72,14 @@ def with_a_changed_value(src: Path, dst: Path, name: str, offset: int, value: in
 
 @pytest.fixture(scope="session")
 def db3_international(tmp_path_factory) -> Path:
-    """The 2-3 piece International database."""
-    return build_db(tmp_path_factory.mktemp("db") / "international", "international", 3)
+    """The 2-3 piece International database (shared by the session: read only)."""
+    return session_database(tmp_path_factory, "international", 3)
 
 
 @pytest.fixture(scope="session")
 def db3_english(tmp_path_factory) -> Path:
-    """The 2-3 piece English database."""
-    return build_db(tmp_path_factory.mktemp("db") / "english", "english", 3)
+    """The 2-3 piece English database (shared by the session: read only)."""
+    return session_database(tmp_path_factory, "english", 3)
 
 
 def assert_locally_consistent(variant, pair, solution, deps) -> None:

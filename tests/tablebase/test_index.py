@@ -121,3 +121,22 @@ def test_deposit_puts_each_bit_on_the_free_square_of_its_rank() -> None:
         expected = sum(1 << squares[i] for i in range(len(squares)) if x >> i & 1)
         for f in impls:
             assert int(f(np.uint64(x), np.uint64(mask))) == expected
+
+
+def test_slice_of_code_inverts_the_material_code() -> None:
+    from tablebase.material.slices import parse_slice, slice_code, slice_of_code
+
+    for name in ("0101", "2130", "7777", "0007", "4011"):
+        s = parse_slice(name)
+        assert slice_of_code(slice_code(*s)) == s
+    assert slice_code(1, 2, 3, 4) == ((1 * 8 + 2) * 8 + 3) * 8 + 4  # the documented layout
+
+
+def test_slice_names_are_four_ascii_digits() -> None:
+    import pytest
+
+    from tablebase.material.slices import parse_slice
+
+    for bad in ("12²3", "１０１０", "101", "10a0"):
+        with pytest.raises(ValueError, match="must be four digits"):
+            parse_slice(bad)
