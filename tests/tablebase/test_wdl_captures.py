@@ -94,7 +94,7 @@ def test_generated_files_store_every_position_code(db34) -> None:
         s = parse_slice(path.stem)
         assert read_attrs(path)["wdl_captures_stored"], s.name
         with h5py.File(path, "r") as f:
-            assert f[WDL_DATASET].attrs[WDL_CAPTURES] == "stored"
+            assert f[WDL_DATASET].attrs[WDL_CAPTURES] == b"stored"  # fixed-length (format 3)
         values = read_slice(path, INTERNATIONAL, s)
         stored = unpack(read_wdl(path, INTERNATIONAL, s), values.shape[0])
         idx, boards = all_positions(s)
