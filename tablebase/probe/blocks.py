@@ -1,7 +1,7 @@
 """Where the blocks of a slice's part come from: its file, one block at a time, checked.
 
 A *part* is a slice's ``values`` or its ``wdl`` (:mod:`tablebase.storage.files`), seen as
-blocks of :data:`~tablebase.storage.files.BLOCK_BYTES` bytes (the last one padded with
+blocks of :data:`~tablebase.storage.chunkio.BLOCK_BYTES` bytes (the last one padded with
 zeros): block ``k`` holds bytes ``k * BLOCK_BYTES`` and on of the part (of its entries for
 ``values``, little-endian; of its packed codes for ``wdl``). :func:`open_part` opens one:
 
@@ -29,9 +29,8 @@ import numpy as np
 
 from tablebase.material.slices import Slice
 from tablebase.rules.variants import Variant
-from tablebase.storage.chunkio import BlockReader
+from tablebase.storage.chunkio import BLOCK_BYTES, BlockReader
 from tablebase.storage.files import (
-    BLOCK_BYTES,
     DATASET,
     WDL_DATASET,
     TableFileError,

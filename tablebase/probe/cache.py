@@ -1,7 +1,7 @@
 """A bounded cache of table blocks between the slice files and every probe.
 
 A :class:`BlockCache` holds up to ``capacity`` bytes of blocks
-(:data:`~tablebase.storage.files.BLOCK_BYTES` each, :mod:`tablebase.probe.blocks`) in one
+(:data:`~tablebase.storage.chunkio.BLOCK_BYTES` each, :mod:`tablebase.probe.blocks`) in one
 array, its *slots*; the memory is taken from the system as slots are first filled, never
 more than the capacity. When every slot is taken, the least recently used blocks are
 evicted (chosen in groups of a sixty-fourth of the cache, oldest first, so that a miss does
@@ -44,7 +44,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from numba import njit
 
-from tablebase.storage.files import BLOCK_BYTES
+from tablebase.storage.chunkio import BLOCK_BYTES
 
 PAGE_SHIFT = BLOCK_BYTES.bit_length() - 1
 assert 1 << PAGE_SHIFT == BLOCK_BYTES

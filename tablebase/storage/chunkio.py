@@ -46,6 +46,12 @@ from isal import isal_zlib
 _DEFLATE = h5z.FILTER_DEFLATE
 _SHUFFLE = h5z.FILTER_SHUFFLE
 _ENCODERS = {"isal": (isal_zlib.compress, range(4)), "zlib": (zlib.compress, range(10))}
+# Every part is written in blocks of BLOCK_BYTES uncompressed bytes (2^14 values of one byte,
+# 2^13 of two, 2^16 WDL entries), each with its CRC-32 (``<part>_crc32``): the unit a probe
+# reads (tablebase.probe.cache). Chosen by measurement (docs/FORMAT.md): deflate loses
+# nothing measurable down to 4 KiB, a block's inflate costs in proportion to its size, and
+# smaller blocks cost 16 bytes each of index kept in memory and more chunks in HDF5's index.
+BLOCK_BYTES = 1 << 14
 CRC_SUFFIX = "_crc32"  # the dataset of per-chunk checksums beside a dataset written with them
 
 

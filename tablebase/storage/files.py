@@ -46,7 +46,7 @@ from tablebase.material.index import INDEX_SCHEME
 from tablebase.material.slices import Slice, parse_material
 from tablebase.rules.variants import Variant
 from tablebase.storage import integrity
-from tablebase.storage.chunkio import read_dataset, write_dataset
+from tablebase.storage.chunkio import BLOCK_BYTES, read_dataset, write_dataset
 from tablebase.storage.values import dtw_histogram, narrowed, value_bits
 
 FORMAT_VERSION = 3  # the layout written; 1 (values only) and 2 (no header) are still read
@@ -54,12 +54,6 @@ READABLE_VERSIONS = (1, 2, 3)
 HDF5_LIBVER = ("v110", "v110")  # superblock 3, object headers 2: metadata with checksums
 DATASET = "values"  # the distances part
 WDL_DATASET = "wdl"  # the compact win/draw/loss part
-# Every part is written in blocks of BLOCK_BYTES uncompressed bytes (2^14 values of one byte,
-# 2^13 of two, 2^16 WDL entries), each with its CRC-32 (``<part>_crc32``): the unit a probe
-# reads (tablebase.probe.cache). Chosen by measurement (docs/FORMAT.md): deflate loses
-# nothing measurable down to 4 KiB, a block's inflate costs in proportion to its size, and
-# smaller blocks cost 16 bytes each of index kept in memory and more chunks in HDF5's index.
-BLOCK_BYTES = 1 << 14
 # Deflate encoders (tablebase.storage.chunkio): the generator's files are written fast; the WDL
 # part of a distribution copy (tablebase export), written once and downloaded many times,
 # small. Readers inflate either.

@@ -43,7 +43,7 @@ from tablebase.rules import movegen as mg
 from tablebase.rules.bits import reversed_bits
 from tablebase.rules.kernel import kernel
 from tablebase.rules.variants import Variant
-from tablebase.storage.files import BLOCK_BYTES
+from tablebase.storage.chunkio import BLOCK_BYTES
 from tablebase.storage.values import wdl_code
 
 DONT_CARE = 3  # transient code while encoding; never stored

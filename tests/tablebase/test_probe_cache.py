@@ -24,9 +24,9 @@ from tablebase.material.slices import parse_slice
 from tablebase.probe.cache import BlockCache
 from tablebase.rules import has_capture
 from tablebase.rules.position import Position
-from tablebase.storage.chunkio import CRC_SUFFIX, BlockReader
+from tablebase.storage.chunkio import BLOCK_BYTES, CRC_SUFFIX, BlockReader
 from tablebase.storage.export import export_database
-from tablebase.storage.files import BLOCK_BYTES, TableFileError, read_slice, slice_path
+from tablebase.storage.files import TableFileError, read_slice, slice_path
 from tablebase.storage.values import decode
 from tests.tablebase.conftest import build_db
 
