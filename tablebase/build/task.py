@@ -4,9 +4,10 @@
 hands out: it reads its inputs (the smaller slices its captures and promotions reach) from
 the database directory, solves, and writes one file per slice of the pair, each under a
 temporary name and renamed when complete. A pair whose files exist and verify is skipped,
-so rerunning a build resumes it. The algorithm itself is in :mod:`tablebase.solve.whole` (the
-passes over the whole pair), :mod:`tablebase.solve.men` (a pair with men, one men
-configuration at a time) and :mod:`tablebase.solve.runs` (king runs).
+so rerunning a build resumes it. The algorithm itself is in :mod:`tablebase.solve`: its
+skeleton (:mod:`tablebase.solve.skeleton`) runs the kernels of the passes over the whole pair
+(:mod:`tablebase.solve.whole`), of king runs (:mod:`tablebase.solve.runs`) and of a pair with
+men solved one men configuration at a time (:mod:`tablebase.solve.men`).
 """
 
 from __future__ import annotations
@@ -21,12 +22,12 @@ import numba
 import numpy as np
 
 from tablebase.build.faults import SliceWriteError, describe
-from tablebase.material.index import BINOM, REVERSE16, position_from_index, run_of_code
+from tablebase.material.index import BINOM, position_from_index, run_of_code
 from tablebase.material.slices import Slice, flat_offsets, pair_dependencies
 from tablebase.rules.position import Position
 from tablebase.rules.variants import Variant, get_variant
 from tablebase.solve import men as solve_men
-from tablebase.solve import runs as solve_runs
+from tablebase.solve import skeleton
 from tablebase.solve import whole as solve
 from tablebase.storage.files import (
     SliceStats,
@@ -37,7 +38,6 @@ from tablebase.storage.files import (
     slice_path,
     write_slice,
 )
-from tablebase.storage.values import value_dtype
 
 log = logging.getLogger("tablebase.build.task")
 
@@ -217,7 +217,6 @@ def solve_tables(
 # nothing while the others wait for it) gets every core; a task reads it before each
 # parallel pass. None: a task keeps the count it was given.
 THREAD_SHARE = None
-PASS1_SEGMENTS = 8  # pass 1 of a slice in this many parallel calls, to follow the share
 
 
 def pass_threads(threads: int) -> int:
@@ -234,168 +233,25 @@ def pass_threads(threads: int) -> int:
 def _solve(
     variant: Variant, pair: tuple[Slice, ...], deps: FlatTables, threads: int, vb: int
 ) -> PairSolution:
-    nbr, rules = variant.neighbours, variant.rules
-    where: dict[Slice, tuple[int, int]] = {}
-    total = 0
-    for s in pair:
-        where[s] = (total, s.size(variant))
-        total += s.size(variant)
-    state = np.empty(total, dtype=solve.state_dtype(vb))
-    # the level passes' schedule, per block of entries: the level it has work at next (0:
-    # every block is read at level 1), and the blocks of positions set during the level
-    # before, by its parity
-    blocks: dict[Slice, int] = {}
-    nblocks = 0
-    for s in pair:
-        blocks[s] = nblocks
-        nblocks += solve.work_blocks(s.size(variant))
-    due = np.zeros(nblocks, dtype=np.uint16)
-    touched = np.zeros((2, nblocks), dtype=np.uint8)
-    flags = {s: np.zeros((size + 7) // 8, dtype=np.uint8) for s, (_, size) in where.items()}
     nchunks = max(threads, numba.config.NUMBA_NUM_THREADS if THREAD_SHARE else 1) * 32
-    runs = variant.king_move_limit > 0  # king runs in the index: tablebase.solve.runs
-    # Without runs, both parts of the pair are indexed by the first slice's boards: the
-    # mirror's part holds them with black to move (solve.BLACK_TO_MOVE), so that every
-    # position's predecessors lie on nearly the same board, close together in the state,
-    # and is put in its own index order once solved (solve.to_file_order).
-    board = _counts(pair[0])
-    mode = {pair[0]: solve.WHITE_TO_MOVE if len(pair) == 2 else solve.OWN_MIRROR}
-    mode.update({s: solve.BLACK_TO_MOVE for s in pair[1:]})
-
-    def init(s: Slice) -> tuple[int, int]:
-        off, size = where[s]
-        if runs:
-            pass_threads(threads)
-            return solve_runs.init_slice(
-                state, off, deps.vals, deps.offsets, nbr, rules, BINOM,
-                s.boards(variant), _counts(s), nchunks, vb, flags[s],
-            )  # fmt: skip
-        top = reads = 0
-        step = -(-size // (8 * PASS1_SEGMENTS)) * 8
-        for lo in range(0, size, step):  # segments: the thread count may change between
-            pass_threads(threads)
-            t, r = solve.init_slice(
-                state, off, deps.vals, deps.offsets, nbr, rules, BINOM, REVERSE16,
-                lo, min(size, lo + step), board, nchunks, vb, flags[s],
-                mode[s] == solve.BLACK_TO_MOVE,
-            )  # fmt: skip
-            top, reads = max(top, int(t)), reads + int(r)
-        return top, reads
-
-    def level_pass(s: Slice, level: int) -> tuple[int, int]:
-        off, size = where[s]
-        moff = where[s.mirror][0]
-        atomic = pass_threads(threads) > 1
-        sbo, mbo = blocks[s], blocks[s.mirror]
-        if runs:
-            return solve_runs.level_slice(
-                state, nbr, rules, BINOM, off, moff, size, due, touched, sbo, mbo, _counts(s),
-                level, nchunks, vb, atomic,
-            )  # fmt: skip
-        return solve.level_slice(
-            state, nbr, rules, BINOM, REVERSE16, off, moff, size, due, touched, sbo, mbo,
-            board, level, nchunks, vb, atomic, mode[s],
-        )  # fmt: skip
-
-    men = by_men(variant, pair)
-    old_chunk = numba.set_parallel_chunksize(1)  # chunks are handed out as threads free up
-    try:
-        t0 = time.perf_counter()
-        top, reads = 0, 0
-        level = 1
-        if men:  # pass 1 and the levels together, one men configuration at a time
-            top, reads = _solve_by_men(variant, pair, deps, state, where, flags, threads, vb)
-            level = top + 1  # no level pass over the whole pair is left
-        for s in () if men else pair:
-            t, r = init(s)
-            top, reads = max(top, int(t)), reads + int(r)
-            if top >= solve.OVERFLOW:
-                raise OverflowError(
-                    f"a value, an exit value or a move count does not fit the {2 * vb}-bit "
-                    f"state word in {s.name}"
-                )
-        t1 = time.perf_counter()
-        vmax = solve.max_decided(vb)
-        while level <= top:
-            if level + 1 > vmax:
-                raise OverflowError(f"distance-to-win beyond {vmax - 1} plies in {pair[0].name}")
-            nset = 0
-            for s in pair:
-                n, v = level_pass(s, level)
-                nset, reads = nset + int(n), reads + int(v)
-            if nset:
-                top = max(top, level + 1)
-            level += 1
-    finally:
-        numba.set_parallel_chunksize(old_chunk)
-    # values in the low half of each state word, which leaves room for the mirror's part in
-    # file order; or, where decided values passed one byte, two bytes each in place
-    wide = vb == 8 and value_dtype(top - 1) != np.uint8
-    words = state if wide else state.view(np.uint8 if vb == 8 else np.uint16)
-    values = words[:total]
-    solve.compact_values(state, vb, values)
-    if mode.get(pair[-1]) == solve.BLACK_TO_MOVE and not runs:
-        s = pair[-1]
-        off, size = where[s]
-        pass_threads(threads)
-        # the room compact_values left free, or a new array
-        in_order = np.empty(size, words.dtype) if wide else words[total : total + size]
-        s_flags = np.zeros_like(flags[s])
-        if men:  # configuration by configuration (the same order)
-            solve_men.to_file_order(
-                values[off : off + size], in_order, flags[s], s_flags, variant.squares,
-                variant.per_row, board, BINOM, nchunks,
-            )  # fmt: skip
-        else:
-            solve.to_file_order(
-                values[off : off + size], in_order, flags[s], s_flags, variant.squares,
-                variant.per_row, _counts(s), BINOM, REVERSE16, nchunks,
-            )  # fmt: skip
-        values[off : off + size] = in_order
-        flags[s] = s_flags
-    t2 = time.perf_counter()
-    return PairSolution(where, values, reads, level - 1, flags, t1 - t0, t2 - t1)
+    got = skeleton.solve_pair_state(
+        variant, pair, deps.vals, deps.offsets, vb, lambda: pass_threads(threads), nchunks
+    )
+    return PairSolution(
+        got.where,
+        got.values,
+        got.random_accesses,
+        got.levels,
+        got.flags,
+        got.pass1_seconds,
+        got.level_seconds,
+    )
 
 
 def by_men(variant: Variant, pair: tuple[Slice, ...]) -> bool:
     """Whether the pair is solved one men configuration at a time (:mod:`tablebase.solve.men`:
     a variant without king runs, two slices with men, see :func:`tablebase.solve.men.applies`)."""
-    return variant.king_move_limit == 0 and solve_men.applies(
-        variant.squares, _counts(pair[0]), BINOM, len(pair), variant.flying_kings
-    )
-
-
-def _solve_by_men(
-    variant: Variant,
-    pair: tuple[Slice, ...],
-    deps: FlatTables,
-    state: np.ndarray,
-    where: dict[Slice, tuple[int, int]],
-    flags: dict[Slice, np.ndarray],
-    threads: int,
-    vb: int,
-) -> tuple[int, int]:
-    """Solve the pair into ``state`` one men configuration at a time
-    (:mod:`tablebase.solve.men`); returns (largest value, random accesses)."""
-    board = _counts(pair[0])
-    nsq, width = variant.squares, variant.per_row
-    order, groups = solve_men.config_order(nsq, width, board, BINOM)
-    kk = solve_men.king_entries(nsq, board, BINOM)
-    scratch = solve_men.config_scratch(kk, numba.config.NUMBA_NUM_THREADS)
-    top = reads = 0
-    for g in range(len(groups) - 1):
-        n = pass_threads(threads)
-        t, r, v = solve_men.solve_group(
-            state, where[pair[0]][0], where[pair[1]][0], deps.vals, deps.offsets,
-            variant.neighbours, variant.rules, BINOM, REVERSE16, board, kk,
-            order[groups[g] : groups[g + 1]], vb, flags[pair[0]], flags[pair[1]], n, scratch,
-        )  # fmt: skip
-        if t >= solve.OVERFLOW:
-            raise OverflowError(
-                f"a value does not fit the {2 * vb}-bit state word in {pair[0].name}"
-            )
-        top, reads = max(top, int(t)), reads + int(r) + int(v)
-    return top, reads
+    return solve_men.solves(variant, pair)
 
 
 def entry_position(variant: Variant, s: Slice, entry: int) -> Position:

@@ -23,11 +23,10 @@ from pathlib import Path
 import numpy as np
 
 from tablebase.build.task import FlatTables, _counts, entry_position
-from tablebase.material.index import BINOM, REVERSE16
+from tablebase.material.index import BINOM
 from tablebase.material.slices import Slice, build_key, pair_dependencies
 from tablebase.rules.variants import Variant
-from tablebase.solve import runs as solve_runs
-from tablebase.solve import whole as solve
+from tablebase.solve import skeleton
 from tablebase.storage.files import (
     TableFileError,
     checksum,
@@ -278,31 +277,17 @@ def _check_loaded(tables, variant: Variant, s: Slice, sample, seed, threads) -> 
         indices = np.arange(size, dtype=np.int64)
     else:
         indices = sample_indices(size, sample, seed)
-    if variant.king_move_limit > 0:  # entries with king runs (Frisian)
-        bad = solve_runs.verify_range(
-            tables.vals,
-            tables.offsets,
-            variant.neighbours,
-            variant.rules,
-            BINOM,
-            off,
-            _counts(s),
-            indices,
-            max(1, threads) * 4,
-        )
-    else:
-        bad = solve.verify_range(
-            tables.vals,
-            tables.offsets,
-            variant.neighbours,
-            variant.rules,
-            BINOM,
-            REVERSE16,
-            off,
-            _counts(s),
-            indices,
-            max(1, threads) * 4,
-        )
+    bad = skeleton.verify_range(
+        tables.vals,
+        tables.offsets,
+        variant.neighbours,
+        variant.rules,
+        BINOM,
+        off,
+        _counts(s),
+        indices,
+        max(1, threads) * 4,
+    )
     bad_idx = indices[bad]
     fens = [entry_position(variant, s, int(idx)).fen() for idx in bad_idx[:20]]
     return SliceCheck(s.name, int(indices.shape[0]), tuple(fens), int(bad_idx.shape[0]))

@@ -215,20 +215,14 @@ def black_kings_at(r_bk, nbk, n, binom, taken):
     return _spread(_unrank_colex(r_bk, nbk, n, binom), taken)
 
 
-# The former 16-bit reversal table: :func:`reverse_board` no longer reads it, so it is an
-# empty array now, kept only because compiled callers still pass it (building the 512 KB
-# table cost every import a 65,536-step Python loop).
-REVERSE16 = np.zeros(0, dtype=np.uint64)
-
-
 @njit(cache=True, inline="always")
-def reverse_board(x, nsq, rev16):
+def reverse_board(x, nsq):
     """Square s ↔ square nsq-1-s (0-based): the 180 degree rotation.
 
     The 64 bits are reversed by the CPU (:func:`tablebase.rules.bits.reversed_bits`:
     registers only; the solver does this four times per capture successor and per
     predecessor of a slice that is its own mirror, and a table in memory would cost cache
-    misses). ``rev16`` (:data:`REVERSE16`, now empty) is accepted and not read.
+    misses).
     """
     x = reversed_bits(x)
     return x >> np.uint64(64 - nsq)

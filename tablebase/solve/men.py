@@ -43,10 +43,14 @@ the whole pair: its colour flip swaps configurations.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import numba
 import numpy as np
 from numba import njit, prange
 
 from tablebase.material.index import (
+    BINOM,
     _unrank_colex,
     cursor_at,
     cursor_boards,
@@ -57,6 +61,8 @@ from tablebase.material.index import (
     rank_among_free,
     reverse_board,
 )
+from tablebase.material.slices import Slice
+from tablebase.rules.variants import Variant
 from tablebase.solve.atomics import cas, prefetch
 from tablebase.solve.whole import (
     OVERFLOW,
@@ -99,6 +105,15 @@ def king_entries(nsq: int, counts: np.ndarray, binom: np.ndarray) -> int:
     (compiled, so that the compiled :func:`to_file_order` counts them the same way)."""
     free = nsq - int(counts[0]) - int(counts[2])
     return int(binom[free, counts[1]] * binom[free - counts[1], counts[3]])
+
+
+def solves(variant: Variant, pair: tuple[Slice, ...]) -> bool:
+    """Whether ``pair`` is solved one men configuration at a time: a variant without king
+    runs, two slices with men, see :func:`applies`."""
+    return variant.king_move_limit == 0 and applies(
+        variant.squares, np.array(tuple(pair[0]), dtype=np.int64), BINOM, len(pair),
+        variant.flying_kings,
+    )  # fmt: skip
 
 
 def applies(nsq: int, counts: np.ndarray, binom: np.ndarray, pair_size: int, flying: bool) -> bool:
@@ -319,7 +334,7 @@ def _update_local(local, where, m, level, nxt, nn):
 
 @njit(cache=True)
 def _solve_config(
-    state, offw, offb, vals, offsets, nbr, rules, binom, rev16, counts, kk, r_men, vb,
+    state, offw, offb, vals, offsets, nbr, rules, binom, counts, kk, r_men, vb,
     flags_w, flags_b, sc,
 ):  # fmt: skip
     """Men configuration ``r_men`` of the pair whose parts start at ``offw`` (white to
@@ -345,7 +360,7 @@ def _solve_config(
         # WDL code); decided draws, nothing to expand
         for part_b in (False, True):
             _init_range(
-                local, kk - lo if part_b else -lo, vals, offsets, nbr, rules, binom, rev16, lo,
+                local, kk - lo if part_b else -lo, vals, offsets, nbr, rules, binom, lo,
                 lo + kk, counts, LOCAL_VB, lfb if part_b else lfw, part_b, init_sc, foff,
                 wks[:0], bks[:0], wm, bm,
             )  # fmt: skip
@@ -362,13 +377,13 @@ def _solve_config(
         bks[j] = boards[3]
     # 1. pass 1 over both parts, every quiet move counted inside (as for the whole pair)
     t, r1 = _init_range(
-        local, -lo, vals, offsets, nbr, rules, binom, rev16, lo, lo + kk, counts, LOCAL_VB,
+        local, -lo, vals, offsets, nbr, rules, binom, lo, lo + kk, counts, LOCAL_VB,
         lfw, False, init_sc, foff, wks, bks, wm, bm,
     )  # fmt: skip
     if t == OVERFLOW:
         return OVERFLOW, 0, 0
     t, r2 = _init_range(
-        local, kk - lo, vals, offsets, nbr, rules, binom, rev16, lo, lo + kk, counts,
+        local, kk - lo, vals, offsets, nbr, rules, binom, lo, lo + kk, counts,
         LOCAL_VB, lfb, True, init_sc, foff, wks, bks, wm, bm,
     )  # fmt: skip
     if t == OVERFLOW:
@@ -482,7 +497,7 @@ def _next_config(taken):
 
 @njit(cache=True, parallel=True)
 def solve_group(
-    state, offw, offb, vals, offsets, nbr, rules, binom, rev16, counts, kk, configs, vb,
+    state, offw, offb, vals, offsets, nbr, rules, binom, counts, kk, configs, vb,
     flags_w, flags_b, threads, scratch,
 ):  # fmt: skip
     """The men configurations ``configs`` (of equal advancement, the more advanced ones
@@ -505,7 +520,7 @@ def solve_group(
             if i >= n:
                 break
             t, r, v = _solve_config(
-                state, offw, offb, vals, offsets, nbr, rules, binom, rev16, counts, kk,
+                state, offw, offb, vals, offsets, nbr, rules, binom, counts, kk,
                 configs[i], vb, flags_w, flags_b, sc,
             )  # fmt: skip
             if t == OVERFLOW:
@@ -516,6 +531,44 @@ def solve_group(
             out[c, 1] += r
             out[c, 2] += v
     return out[:, 0].max(), out[:, 1].sum(), out[:, 2].sum()
+
+
+def solve_pair(
+    state: np.ndarray,
+    offw: int,
+    offb: int,
+    vals: np.ndarray,
+    offsets: np.ndarray,
+    variant: Variant,
+    pair: tuple[Slice, ...],
+    vb: int,
+    flags_w: np.ndarray,
+    flags_b: np.ndarray,
+    threads: Callable[[], int],
+) -> tuple[int, int]:
+    """Solve ``pair`` (its parts at ``offw``, ``offb`` in ``state``)
+    into ``state`` one men configuration at a time, group by group
+    (:func:`config_order`); ``threads()`` sets and returns the threads of the next group.
+    Returns (largest value, random accesses); raises OverflowError where a value does not
+    fit the state word."""
+    nsq, width = variant.squares, variant.per_row
+    counts = np.array(tuple(pair[0]), dtype=np.int64)
+    order, groups = config_order(nsq, width, counts, BINOM)
+    kk = king_entries(nsq, counts, BINOM)
+    scratch = config_scratch(kk, numba.config.NUMBA_NUM_THREADS)
+    top = reads = 0
+    for g in range(len(groups) - 1):
+        n = threads()
+        t, r, v = solve_group(
+            state, offw, offb, vals, offsets, variant.neighbours, variant.rules, BINOM, counts,
+            kk, order[groups[g] : groups[g + 1]], vb, flags_w, flags_b, n, scratch,
+        )  # fmt: skip
+        if t >= OVERFLOW:
+            raise OverflowError(
+                f"a value does not fit the {2 * vb}-bit state word in {pair[0].name}"
+            )
+        top, reads = max(top, int(t)), reads + int(r) + int(v)
+    return top, reads
 
 
 @njit(cache=True, parallel=True)
@@ -542,7 +595,7 @@ def to_file_order(part, out, part_flags, out_flags, nsq, width, counts, binom, n
         for r in range(r0, r1):  # the cursor at the configuration's first entry
             lo = r * kk
             wm, bm = boards[0], boards[2]
-            fwm, fbm = reverse_board(bm, nsq, 0), reverse_board(wm, nsq, 0)
+            fwm, fbm = reverse_board(bm, nsq), reverse_board(wm, nsq)
             base = men_rank(nsq, width, fwm, fbm, counts[0], binom) * kk
             foff = base - (base & 7)
             if wm & bm:  # not positions, nor are their mirrors: 0, flagged
@@ -560,8 +613,8 @@ def to_file_order(part, out, part_flags, out_flags, nsq, width, counts, binom, n
                 if j > 0:
                     ch = cursor_next(nsq, width, counts, cur)
                     cursor_boards(nsq, width, counts, cur, ch, boards, free1, free2)
-                fwk = reverse_board(boards[3], nsq, 0)
-                fbk = reverse_board(boards[1], nsq, 0)
+                fwk = reverse_board(boards[3], nsq)
+                fbk = reverse_board(boards[1], nsq)
                 k = rank_among_free(fwk, fmen, binom) * d_bk + rank_among_free(
                     fbk, fmen | fwk, binom
                 )

@@ -19,14 +19,17 @@ moves differ:
 
 Pass 1 runs per board: the captures and the promotions depend only on the run of the side
 not moving, the quiet moves inside the pair only on the mover's, so each is worked out once
-per board and combined over the run states. Nothing here is used by a variant without king
-runs: its slices have one run state and go through :mod:`tablebase.solve.whole` unchanged.
+per board and combined over the run states. These kernels are run by
+:mod:`tablebase.solve.skeleton` (mode ``KING_RUNS``), with the level schedule of
+:mod:`tablebase.solve.whole`. A variant without king runs never comes here: its slices have
+one run state (the position checks of :func:`tablebase.solve.skeleton.verify_range` read
+:func:`place_runs` and :func:`kept_run` with the limit 0, which then change nothing).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from tablebase.material.index import (
     cursor_boards,
@@ -39,7 +42,6 @@ from tablebase.material.index import (
     men_rank,
     mirror_run_code,
     popcount,
-    position_from_index,
     reverse_board,
     run_of_code,
     run_states,
@@ -47,20 +49,7 @@ from tablebase.material.index import (
 from tablebase.material.slices import UNCODED, material_code
 from tablebase.rules import movegen as mg
 from tablebase.rules.kernel import kernel
-from tablebase.solve.whole import (
-    DUE_AHEAD,
-    MISSING,
-    NO_PIECES,
-    OVERFLOW,
-    UNMOVE_ROWS,
-    combine,
-    level_scratch,
-    level_stretch,
-    max_decided,
-    update_if_full,
-    update_predecessors,
-    work_blocks,
-)
+from tablebase.solve.whole import MISSING, NO_PIECES, OVERFLOW, combine, max_decided
 
 R_KING_LIMIT = 6  # mirrored from tablebase.rules.variants.R_KING_LIMIT
 
@@ -82,10 +71,10 @@ def place_runs(offsets, nsq, width, binom, limit, a, b, c, d, asq, an, csq, cn):
     :func:`tablebase.solve.whole.place_after`."""
     if (a | b) == 0:
         return NO_PIECES
-    wm = reverse_board(a, nsq, 0)
-    wk = reverse_board(b, nsq, 0)
-    bm = reverse_board(c, nsq, 0)
-    bk = reverse_board(d, nsq, 0)
+    wm = reverse_board(a, nsq)
+    wk = reverse_board(b, nsq)
+    bm = reverse_board(c, nsq)
+    bk = reverse_board(d, nsq)
     code = material_code(wm, wk, bm, bk)
     if code == UNCODED or offsets[code] < 0:
         return MISSING
@@ -265,27 +254,6 @@ def _init_range(state, soff, vals, offsets, nbr, rules, binom, lo, hi, counts, v
     return top, reads
 
 
-@njit(cache=True, parallel=True)
-def init_slice(state, soff, vals, offsets, nbr, rules, binom, boards, counts, nchunks, vb, flags):
-    """Pass 1 over one slice of ``boards`` boards with run states (see
-    :func:`tablebase.solve.whole.init_slice`)."""
-    step = (boards + nchunks - 1) // nchunks
-    step = (step + 7) // 8 * 8  # whole bytes of flags per chunk, whatever the run states
-    out = np.zeros((nchunks, 2), dtype=np.int64)
-    for c in prange(nchunks):
-        lo = c * step
-        hi = min(boards, lo + step)
-        if lo < hi:
-            cb = run_states(king_limit(rules), counts[2], counts[3])
-            t, r = _init_range(
-                state, soff, vals, offsets, nbr, rules, binom, lo, hi, counts, vb, flags,
-                init_scratch(cb),
-            )  # fmt: skip
-            out[c, 0] = t
-            out[c, 1] = r
-    return out[:, 0].max(), out[:, 1].sum()
-
-
 @njit(cache=True, inline="always")
 def predecessor_indices(nbr, rules, binom, wm, wk, bm, bk, wcode, bcode, counts, moff, out):
     """Indices (``moff`` + entry in the mirror slice) of every position from which black's
@@ -298,10 +266,10 @@ def predecessor_indices(nbr, rules, binom, wm, wk, bm, bk, wcode, bcode, counts,
     wm, wk, bm, bk = np.uint64(wm), np.uint64(wk), np.uint64(bm), np.uint64(bk)
     full = (mg.ONE << np.uint64(nsq)) - mg.ONE
     empty = full & ~(wm | wk | bm | bk)
-    pbm = reverse_board(wm, nsq, 0)
-    pbk = reverse_board(wk, nsq, 0)
-    rbm = reverse_board(bm, nsq, 0)
-    rbk = reverse_board(bk, nsq, 0)
+    pbm = reverse_board(wm, nsq)
+    pbk = reverse_board(wk, nsq)
+    rbm = reverse_board(bm, nsq)
+    rbk = reverse_board(bk, nsq)
     nwm, nwk, nbm, nbk = counts[2], counts[3], counts[0], counts[1]  # the mirror slice's
     cwm = run_states(limit, nwm, nwk)  # black's run states, white in the mirror
     cbm = run_states(limit, nbm, nbk)
@@ -362,129 +330,3 @@ def predecessor_indices(nbr, rules, binom, wm, wk, bm, bk, wcode, bcode, counts,
                         out[m] = moff + (b * cwm + c) * cbm + other
                         m += 1
     return m
-
-
-@kernel
-def _level_range(
-    state, nbr, rules, binom, soff, moff, size, blo, bhi, due, touched, sbo, mbo, counts,
-    level, vb, atomic, scratch,
-):  # fmt: skip
-    """Level ``level`` over blocks ``blo..bhi`` of one slice with run states (see
-    :func:`tablebase.solve.whole._level_range`: due blocks read ahead by
-    :func:`tablebase.solve.whole.level_stretch`, predecessors updated in batches); returns (set,
-    visits). ``scratch``: :func:`tablebase.solve.whole.level_scratch` of ``4 * UNMOVE_ROWS``."""
-    nsq = rules[0]
-    width = rules[5]
-    limit = king_limit(rules)
-    cw = run_states(limit, counts[0], counts[1])
-    cb = run_states(limit, counts[2], counts[3])
-    per = cw * cb
-    where, hits, dues, expand = scratch
-    nset = 0
-    visits = 0
-    last = -1
-    wm = wk = bm = bk = np.uint64(0)
-    m = 0  # predecessors queued in where
-    for c0 in range(blo, bhi, DUE_AHEAD):
-        c1 = min(bhi, c0 + DUE_AHEAD)
-        n, ne = level_stretch(
-            state, due, touched, sbo, soff, size, c0, c1, level, vb, hits, dues, expand
-        )
-        nset += n
-        for j in range(ne):
-            idx = expand[j]
-            bi = idx // per
-            code = idx - bi * per
-            if bi != last:
-                wm, wk, bm, bk, ok = position_from_index(
-                    bi, nsq, width, counts[0], counts[1], counts[2], counts[3], binom
-                )
-                last = bi
-            k = predecessor_indices(
-                nbr, rules, binom, wm, wk, bm, bk, code // cb, code % cb, counts, moff,
-                where[m:],
-            )  # fmt: skip
-            visits += k
-            m, n = update_if_full(state, where, m + k, level, vb, atomic, touched, moff, mbo)
-            nset += n
-    nset += update_predecessors(state, where, m, level, vb, atomic, touched, moff, mbo)
-    return nset, visits
-
-
-@njit(cache=True, parallel=True)
-def level_slice(
-    state, nbr, rules, binom, soff, moff, size, due, touched, sbo, mbo, counts, level, nchunks,
-    vb, atomic,
-):  # fmt: skip
-    """Pass 2, one level, over one slice with run states (see
-    :func:`tablebase.solve.whole.level_slice`)."""
-    nb = work_blocks(size)
-    step = (nb + nchunks - 1) // nchunks
-    out = np.zeros((nchunks, 2), dtype=np.int64)
-    for c in prange(nchunks):
-        blo = c * step
-        bhi = min(nb, blo + step)
-        if blo < bhi:
-            a, b = _level_range(
-                state, nbr, rules, binom, soff, moff, size, blo, bhi, due, touched, sbo, mbo,
-                counts, level, vb, atomic, level_scratch(UNMOVE_ROWS * 4),
-            )  # fmt: skip
-            out[c, 0] = a
-            out[c, 1] = b
-    return out[:, 0].sum(), out[:, 1].sum()
-
-
-@njit(cache=True, parallel=True)
-def verify_range(vals, offsets, nbr, rules, binom, off, counts, indices, nchunks):
-    """Local consistency of entries with run states: each listed entry's value re-derived
-    from its successors, generated by the move generator (every move, the barred king's
-    quiet moves taken out) with the runs worked out forward. True where it is wrong."""
-    nsq = rules[0]
-    width = rules[5]
-    limit = king_limit(rules)
-    cw = run_states(limit, counts[0], counts[1])
-    cb = run_states(limit, counts[2], counts[3])
-    per = cw * cb
-    bad = np.zeros(indices.shape[0], dtype=np.bool_)
-    m = indices.shape[0]
-    step = (m + nchunks - 1) // nchunks
-    for c in prange(nchunks):
-        moves = mg.new_move_buffer_nb()
-        ws = mg.new_workspace_nb()
-        for t in range(c * step, min(m, (c + 1) * step)):
-            idx = indices[t]
-            bi = idx // per
-            code = idx - bi * per
-            wm, wk, bm, bk, ok = position_from_index(
-                bi, nsq, width, counts[0], counts[1], counts[2], counts[3], binom
-            )
-            stored = np.int64(vals[off + idx])
-            if not ok:
-                bad[t] = stored != 0
-                continue
-            wsq, wn = run_of_code(limit, wk, code // cb)
-            bsq, bn = run_of_code(limit, bk, code % cb)
-            n = mg.generate_moves(nbr, rules, True, wm, wk, bm, bk, moves, ws)
-            best = -1
-            for i in range(n):
-                frm = np.int64(mg.move_from(moves, i))
-                to = np.int64(mg.move_to(moves, i))
-                capture = mg.move_captured(moves, i) != 0
-                king = (wk >> np.uint64(frm)) & mg.ONE
-                if not capture and king and wn == limit and frm == wsq:
-                    continue  # the barred king
-                a, b, cc, d = mg.play_row(wm, wk, bm, bk, moves, i)
-                ksq, kn = kept_run(bsq, bn, a, b)
-                msq, mn = -1, 0
-                if not capture and king:
-                    msq = to
-                    mn = wn + 1 if (wn > 0 and frm == wsq) else 1
-                q = place_runs(offsets, nsq, width, binom, limit, a, b, cc, d, ksq, kn, msq, mn)
-                if q == MISSING:
-                    best = -2
-                    break
-                best = combine(best, 1 if q == NO_PIECES else np.int64(vals[q]))
-            if best == -1:
-                best = 1  # no legal move
-            bad[t] = best != stored
-    return bad

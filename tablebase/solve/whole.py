@@ -1,8 +1,11 @@
 """Retrograde solver for one slice and its colour mirror (compiled passes).
 
-These passes run over the whole pair at once. A pair with men and enough king placements
-per men configuration is solved one configuration at a time instead
-(:mod:`tablebase.solve.men`), with this module's pass 1 and the same rules for the levels.
+This module holds the kernels of the passes over a whole pair and the state words and
+level schedule every part shares; :mod:`tablebase.solve.skeleton` runs them (its chunk
+runners and level driver, the part's layout given as a mode). A pair with men and enough
+king placements per men configuration is solved one configuration at a time instead
+(:mod:`tablebase.solve.men`), with this module's pass 1 and the same rules for the levels;
+slices with king runs have their own pass 1 and predecessors (:mod:`tablebase.solve.runs`).
 
 **Values.** A stored value is one byte per position (two where a slice needs distances over
 254 plies, see ``docs/FORMAT.md``): ``0`` draw, otherwise ``dtw + 1`` where ``dtw`` is the
@@ -41,7 +44,7 @@ middle part of the index and every predecessor visit was a cache miss over the w
 (English 0304+0403 on one thread: 56 ns per predecessor visit, 35 ns now). Once
 solved, the second part is put into ``X'``'s index order (:func:`to_file_order`). A slice
 that is its own mirror (``X = X'``) is one part, in its own order, its predecessors found on
-its flipped board (:data:`OWN_MIRROR`).
+its flipped board (:data:`tablebase.solve.skeleton.OWN_MIRROR`).
 
 **Passes** for a pair ``X, X'`` (``X'`` = the colour mirror of ``X``):
 
@@ -79,18 +82,14 @@ from numba import njit, prange
 
 from tablebase.material.index import (
     _unrank_colex,
-    black_kings_at,
-    board_prefix,
     colex_boards,
     cursor_at,
     cursor_boards,
     cursor_next,
     cursor_start,
     index_of_counted,
-    index_parts,
     lowest_square,
     popcount,
-    position_from_index,
     position_index,
     rank_among_free,
     reverse_board,
@@ -165,56 +164,21 @@ def max_decided(vb: int) -> int:
     return min((1 << (2 * vb - 1)) - 2, (1 << 16) - 2)
 
 
-@kernel
-def lookup(vals, offsets, nsq, width, binom, wm, wk, bm, bk):
-    """Value of a white-to-move position; 1 when white has no pieces; MISSING if unknown."""
-    if (wm | wk) == 0:
-        return 1
-    code = material_code(wm, wk, bm, bk)
-    if code == UNCODED or offsets[code] < 0:
-        return MISSING
-    return np.int64(vals[offsets[code] + position_index(nsq, width, wm, wk, bm, bk, binom)])
-
-
-@kernel
-def lookup_after(vals, offsets, nsq, width, binom, rev16, a, b, c, d):
-    """Value of the position ``(a, b)`` to move against ``(c, d)`` (black to move, as the
-    move functions return it), flipped so that black becomes white to move."""
-    return lookup(
-        vals,
-        offsets,
-        nsq,
-        width,
-        binom,
-        reverse_board(a, nsq, rev16),
-        reverse_board(b, nsq, rev16),
-        reverse_board(c, nsq, rev16),
-        reverse_board(d, nsq, rev16),
-    )
-
-
 @njit(cache=True, inline="always")
-def place_after(offsets, nsq, width, binom, rev16, a, b, c, d):
+def place_after(offsets, nsq, width, binom, a, b, c, d):
     """Where the position ``(a, b)`` to move against ``(c, d)`` (black to move, as the move
     functions return it) lies in the flat tables once flipped to white to move; NO_PIECES
     if the side to move has no piece, MISSING if its slice is not in the tables."""
     if (a | b) == 0:
         return NO_PIECES
-    wm = reverse_board(a, nsq, rev16)
-    wk = reverse_board(b, nsq, rev16)
-    bm = reverse_board(c, nsq, rev16)
-    bk = reverse_board(d, nsq, rev16)
+    wm = reverse_board(a, nsq)
+    wk = reverse_board(b, nsq)
+    bm = reverse_board(c, nsq)
+    bk = reverse_board(d, nsq)
     code = material_code(wm, wk, bm, bk)
     if code == UNCODED or offsets[code] < 0:
         return MISSING
     return offsets[code] + position_index(nsq, width, wm, wk, bm, bk, binom)
-
-
-@kernel
-def successor_byte(vals, offsets, nbr, rules, binom, rev16, wm, wk, bm, bk, moves, i):
-    """Value of the position after generated move ``i`` of ``moves`` (white to move)."""
-    a, b, c, d = mg.play_row(wm, wk, bm, bk, moves, i)
-    return lookup_after(vals, offsets, rules[0], rules[5], binom, rev16, a, b, c, d)
 
 
 @njit(cache=True)
@@ -244,33 +208,22 @@ def combine(best, s):
 
 
 @njit(cache=True, inline="always")
-def flip_board(nsq, rev16, wm, wk, bm, bk):
+def flip_board(nsq, wm, wk, bm, bk):
     """The colour flip of a board: turned round (180 degrees) and its colours swapped, so
     that a position with black to move becomes its twin with white to move."""
     return (
-        reverse_board(bm, nsq, rev16),
-        reverse_board(bk, nsq, rev16),
-        reverse_board(wm, nsq, rev16),
-        reverse_board(wk, nsq, rev16),
+        reverse_board(bm, nsq),
+        reverse_board(bk, nsq),
+        reverse_board(wm, nsq),
+        reverse_board(wk, nsq),
     )
-
-
-# How a part of a pair is laid out and where its positions' predecessors lie (the ``mode``
-# of the level passes): the first slice of a pair with white to move, in its own index
-# order, its predecessors black's un-moves; the colour mirror held as the first slice's
-# boards with black to move (entry i: board i of the first slice), its predecessors white's
-# un-moves; a slice that is its own mirror, in its own order, its predecessors white's
-# un-moves on its flipped board (see the module docstring).
-WHITE_TO_MOVE = 0
-BLACK_TO_MOVE = 1
-OWN_MIRROR = 2
 
 
 # --- pass 1 ------------------------------------------------------------------------------
 
 
 @njit(cache=True, inline="always")
-def _quiet_exits(offsets, nbr, rules, binom, rev16, wm, wk, bm, bk, where, m):
+def _quiet_exits(offsets, nbr, rules, binom, wm, wk, bm, bk, where, m):
     """For a white-to-move position without a capture: the number of quiet moves staying in
     the pair (counted with bitboard steps), and the places in the flat tables of the
     positions its promotions lead to, appended to ``where`` from ``m`` on; returns
@@ -292,7 +245,7 @@ def _quiet_exits(offsets, nbr, rules, binom, rev16, wm, wk, bm, bk, where, m):
             a, b, c, e = mg.make_move(
                 rules, True, wm, wk, bm, bk, np.uint64(frm), np.uint64(to), mg.ZERO
             )
-            q = place_after(offsets, nsq, width, binom, rev16, a, b, c, e)
+            q = place_after(offsets, nsq, width, binom, a, b, c, e)
             if q == MISSING:
                 raise RuntimeError("a slice needed for a promotion is missing")
             where[m] = q
@@ -365,7 +318,7 @@ def init_scratch():
 
 @kernel
 def _init_range(
-    state, soff, vals, offsets, nbr, rules, binom, rev16, lo, hi, counts, vb, flags, flip,
+    state, soff, vals, offsets, nbr, rules, binom, lo, hi, counts, vb, flags, flip,
     scratch, foff, wks, bks, wm0, bm0,
 ):  # fmt: skip
     """Pass 1 over entries ``lo..hi`` of one part of the pair (boards of ``counts``; if
@@ -389,7 +342,7 @@ def _init_range(
     m = 0  # places queued
     given = wks.shape[0] > 0
     if given:  # the men, flipped once
-        fwm, fbm = reverse_board(bm0, nsq, rev16), reverse_board(wm0, nsq, rev16)
+        fwm, fbm = reverse_board(bm0, nsq), reverse_board(wm0, nsq)
     else:
         cursor_start(lo, nsq, width, counts, binom, cur)
         cursor_boards(nsq, width, counts, cur, 0, boards, free1, free2)
@@ -400,7 +353,7 @@ def _init_range(
             j = idx - lo
             if flip:
                 wm, bm = fwm, fbm
-                wk, bk = reverse_board(bks[j], nsq, rev16), reverse_board(wks[j], nsq, rev16)
+                wk, bk = reverse_board(bks[j], nsq), reverse_board(wks[j], nsq)
             else:
                 wm, wk, bm, bk = wm0, wks[j], bm0, bks[j]
         else:
@@ -413,7 +366,7 @@ def _init_range(
                 continue
             wm, wk, bm, bk = boards[0], boards[1], boards[2], boards[3]
             if flip:
-                wm, wk, bm, bk = flip_board(nsq, rev16, wm, wk, bm, bk)
+                wm, wk, bm, bk = flip_board(nsq, wm, wk, bm, bk)
         if npend == PENDING or m > PENDING_PLACES - mg.MAX_MOVES:
             starts[npend] = m
             top = _resolve(state, soff, vals, where, starts, pend, inside, npend, vb, top)
@@ -427,7 +380,7 @@ def _init_range(
             starts[npend] = m
             for i in range(n):
                 q = place_after(
-                    offsets, nsq, width, binom, rev16, succ[i, 0], succ[i, 1], succ[i, 2],
+                    offsets, nsq, width, binom, succ[i, 0], succ[i, 1], succ[i, 2],
                     succ[i, 3],
                 )  # fmt: skip
                 if q == MISSING:
@@ -442,7 +395,7 @@ def _init_range(
             npend += 1
             continue
         m0 = m
-        count, m = _quiet_exits(offsets, nbr, rules, binom, rev16, wm, wk, bm, bk, where, m)
+        count, m = _quiet_exits(offsets, nbr, rules, binom, wm, wk, bm, bk, where, m)
         if count >= (1 << (vb - 1)):
             return OVERFLOW, reads
         if m > m0:  # promotions: resolved with the queue
@@ -462,33 +415,6 @@ def _init_range(
     starts[npend] = m
     top = _resolve(state, soff, vals, where, starts, pend, inside, npend, vb, top)
     return top, reads
-
-
-@njit(cache=True, parallel=True)
-def init_slice(
-    state, soff, vals, offsets, nbr, rules, binom, rev16, lo, hi, counts, nchunks, vb, flags,
-    flip,
-):  # fmt: skip
-    """Pass 1 over entries ``lo..hi`` of one part of the pair (see module docstring; boards
-    of ``counts``, with black to move if ``flip``; ``lo`` a multiple of 8, so that a call
-    writes whole bytes of ``flags``); returns ``(largest value or exit value seen, tables
-    read)``. ``flags`` (one bit per entry of the part, zeroed) gets the entries without a
-    stored WDL code: not positions, or a capture pending."""
-    step = (hi - lo + nchunks - 1) // nchunks
-    step = (step + 7) // 8 * 8  # whole bytes of flags per chunk: no two threads share one
-    out = np.zeros((nchunks, 2), dtype=np.int64)
-    for c in prange(nchunks):
-        a = lo + c * step
-        b = min(hi, a + step)
-        if a < b:
-            none = np.empty(0, dtype=np.uint64)
-            t, r = _init_range(
-                state, soff, vals, offsets, nbr, rules, binom, rev16, a, b, counts, vb, flags,
-                flip, init_scratch(), 0, none, none, mg.ZERO, mg.ZERO,
-            )  # fmt: skip
-            out[c, 0] = t
-            out[c, 1] = r
-    return out[:, 0].max(), out[:, 1].sum()
 
 
 # --- pass 2 ------------------------------------------------------------------------------
@@ -679,7 +605,8 @@ def update_if_full(state, where, m, level, vb, atomic, touched, moff, mbo):
 
 @njit(cache=True)
 def level_scratch(rows):
-    """Scratch space of one caller of a ``_level_range`` (a kernel): ``where`` for ``rows``
+    """Scratch space of one caller of :func:`tablebase.solve.skeleton._level_range` (a
+    kernel): ``where`` for ``rows``
     predecessors of one position and a batch, ``hits``, ``dues`` and ``expand``."""
     return (
         np.zeros(rows + VISIT_BATCH, dtype=np.int64),
@@ -784,93 +711,6 @@ def update_predecessors(state, where, m, level, vb, atomic, touched, moff, mbo):
     return nset
 
 
-@kernel
-def _level_range(
-    state, nbr, rules, binom, rev16, soff, moff, size, blo, bhi, due, touched, sbo, mbo,
-    counts, level, vb, atomic, mode, scratch,
-):  # fmt: skip
-    """Level ``level`` over blocks ``blo..bhi`` of one part of the pair at ``soff`` (its
-    blocks from ``sbo`` in ``due`` and ``touched``; boards of ``counts``, laid out as
-    ``mode`` says: :data:`WHITE_TO_MOVE`, :data:`BLACK_TO_MOVE` or :data:`OWN_MIRROR`)
-    whose quiet predecessors all lie in the part at ``moff`` (blocks from ``mbo``; the
-    same part for :data:`OWN_MIRROR`); returns (set, visits). Only the blocks due at this
-    level are read, :data:`DUE_AHEAD` at a time (:func:`level_stretch`); then the entries
-    of value ``level`` among them are expanded, their predecessors updated
-    :data:`VISIT_BATCH` at a time, so that more of their cache misses overlap (the updates
-    of a level commute: any order gives the same result). ``scratch``:
-    :func:`level_scratch` of :data:`UNMOVE_ROWS`."""
-    nsq = rules[0]
-    width = rules[5]
-    where, hits, dues, expand = scratch
-    nwm, nwk, nbm, nbk = counts[0], counts[1], counts[2], counts[3]
-    nfree = nsq - nwm - nbm - nwk  # squares left to black kings
-    d_wk = binom[nsq - nwm - nbm, nwk]
-    d_bk = binom[nfree, nbk]
-    base = -d_bk  # the first entry of the run of entries that differ in black kings only
-    wm = wk = bm = np.uint64(0)
-    head = r_wk = 0
-    nset = 0
-    visits = 0
-    m = 0  # predecessors queued in where
-    for c0 in range(blo, bhi, DUE_AHEAD):
-        c1 = min(bhi, c0 + DUE_AHEAD)
-        n, ne = level_stretch(
-            state, due, touched, sbo, soff, size, c0, c1, level, vb, hits, dues, expand
-        )
-        nset += n
-        for j in range(ne):
-            idx = expand[j]
-            if idx < base or idx - base >= d_bk:  # in index order: mostly decoded in part
-                q = idx // d_bk
-                wm, wk, bm = board_prefix(q, nsq, width, nwm, nwk, nbm, binom)
-                base = q * d_bk
-                r_wk = q % d_wk
-                head = q - r_wk
-            r_bk = idx - base
-            bk = black_kings_at(r_bk, nbk, nfree, binom, wm | wk | bm)
-            a, b, c, d = wm, wk, bm, bk  # wm, wk, bm serve the next entries too
-            h, rw, rb = head, r_wk, r_bk
-            if mode == OWN_MIRROR:  # black's un-moves, seen on the flipped board
-                a, b, c, d = flip_board(nsq, rev16, wm, wk, bm, bk)
-                h, rw, rb = index_parts(nsq, width, a, b, c, d, nwm, nwk, nbm, nbk, binom)
-            k = predecessor_indices(
-                nbr, rules, binom, a, b, c, d, counts, moff, where[m:], mode != WHITE_TO_MOVE,
-                True, h, rw, rb,
-            )  # fmt: skip
-            visits += k
-            m, n = update_if_full(state, where, m + k, level, vb, atomic, touched, moff, mbo)
-            nset += n
-    nset += update_predecessors(state, where, m, level, vb, atomic, touched, moff, mbo)
-    return nset, visits
-
-
-@njit(cache=True, parallel=True)
-def level_slice(
-    state, nbr, rules, binom, rev16, soff, moff, size, due, touched, sbo, mbo, counts, level,
-    nchunks, vb, atomic, mode,
-):  # fmt: skip
-    """Pass 2, one level, over one part of the pair (boards of ``counts``, laid out as
-    ``mode`` says); returns (positions set, predecessor visits). The part starts at
-    ``soff`` in ``state`` and its blocks at ``sbo`` in ``due`` (the level each block has
-    work at next, :func:`block_due`) and ``touched`` (blocks with a position set in the
-    level before, by parity of the level); the part holding its predecessors at ``moff``
-    and ``mbo``. Each chunk of threads owns whole blocks."""
-    nb = work_blocks(size)
-    step = (nb + nchunks - 1) // nchunks
-    out = np.zeros((nchunks, 2), dtype=np.int64)
-    for c in prange(nchunks):
-        blo = c * step
-        bhi = min(nb, blo + step)
-        if blo < bhi:
-            a, b = _level_range(
-                state, nbr, rules, binom, rev16, soff, moff, size, blo, bhi, due, touched,
-                sbo, mbo, counts, level, vb, atomic, mode, level_scratch(UNMOVE_ROWS),
-            )  # fmt: skip
-            out[c, 0] = a
-            out[c, 1] = b
-    return out[:, 0].sum(), out[:, 1].sum()
-
-
 @njit(cache=True)
 def compact_values(state, vb, out):
     """Pass 3: the value of every entry (undecided = draw 0) into ``out``, which may be the
@@ -884,8 +724,9 @@ def compact_values(state, vb, out):
 
 
 @njit(cache=True, parallel=True)
-def to_file_order(part, out, part_flags, out_flags, nsq, width, counts, binom, rev16, nchunks):
-    """The colour mirror's part of a solved pair (:data:`BLACK_TO_MOVE`: entry ``i`` is
+def to_file_order(part, out, part_flags, out_flags, nsq, width, counts, binom, nchunks):
+    """The colour mirror's part of a solved pair
+    (:data:`tablebase.solve.skeleton.BLACK_TO_MOVE`: entry ``i`` is
     board ``i`` of the pair's first slice, black to move) into the mirror slice's own index
     order: ``out[j]`` is the value of entry ``j`` of the slice of ``counts``, and bit ``j``
     of ``out_flags`` (zeroed) that of ``part_flags``; entries that are not positions get
@@ -912,7 +753,7 @@ def to_file_order(part, out, part_flags, out_flags, nsq, width, counts, binom, r
                 if boards[4] == 0:
                     where[j - j0] = -1
                     continue
-                wm, wk, bm, bk = flip_board(nsq, rev16, boards[0], boards[1], boards[2], boards[3])
+                wm, wk, bm, bk = flip_board(nsq, boards[0], boards[1], boards[2], boards[3])
                 i = index_of_counted(
                     nsq, width, wm, wk, bm, bk, bcounts[0], bcounts[1], bcounts[2],
                     bcounts[3], binom,
@@ -982,46 +823,6 @@ def value_counts(values, valid, per):
                 first = i
                 break
     return counts[:, 0].sum(), counts[:, 1].sum(), counts[:, 2].sum(), top, first
-
-
-@njit(cache=True, parallel=True)
-def verify_range(vals, offsets, nbr, rules, binom, rev16, off, counts, indices, nchunks):
-    """Local consistency: each listed position's byte re-derived from its successors.
-
-    Returns a boolean array, True where the stored byte is wrong.
-    """
-    nsq = rules[0]
-    width = rules[5]
-    bad = np.zeros(indices.shape[0], dtype=np.bool_)
-    m = indices.shape[0]
-    step = (m + nchunks - 1) // nchunks
-    for c in prange(nchunks):
-        moves = mg.new_move_buffer_nb()
-        ws = mg.new_workspace_nb()
-        for t in range(c * step, min(m, (c + 1) * step)):
-            idx = indices[t]
-            wm, wk, bm, bk, ok = position_from_index(
-                idx, nsq, width, counts[0], counts[1], counts[2], counts[3], binom
-            )
-            stored = np.int64(vals[off + idx])
-            if not ok:
-                bad[t] = stored != 0
-                continue
-            n = mg.generate_moves(nbr, rules, True, wm, wk, bm, bk, moves, ws)
-            if n == 0:
-                bad[t] = stored != 1
-                continue
-            best = -1
-            for i in range(n):
-                s = successor_byte(
-                    vals, offsets, nbr, rules, binom, rev16, wm, wk, bm, bk, moves, i
-                )
-                if s == MISSING:
-                    best = -2  # cannot be re-derived: reported as inconsistent
-                    break
-                best = combine(best, s)
-            bad[t] = best != stored
-    return bad
 
 
 @njit(cache=True, parallel=True)

@@ -89,8 +89,8 @@ def assert_locally_consistent(variant, pair, solution, deps) -> None:
     import numpy as np
 
     from tablebase.build import task as generator
-    from tablebase.material.index import BINOM, REVERSE16
-    from tablebase.solve import whole as solve
+    from tablebase.material.index import BINOM
+    from tablebase.solve import skeleton
 
     flat = generator.FlatTables(variant, (*pair, *deps.where), np.uint16)
     for s in pair:
@@ -99,8 +99,8 @@ def assert_locally_consistent(variant, pair, solution, deps) -> None:
         flat.view(d)[:] = deps.view(d)
     for s in pair:
         off, size = flat.where[s]
-        bad = solve.verify_range(
-            flat.vals, flat.offsets, variant.neighbours, variant.rules, BINOM, REVERSE16, off,
+        bad = skeleton.verify_range(
+            flat.vals, flat.offsets, variant.neighbours, variant.rules, BINOM, off,
             np.array(tuple(s), dtype=np.int64), np.arange(size, dtype=np.int64), 4,
         )  # fmt: skip
         assert not bad.any(), f"{s.name}: entries {np.flatnonzero(bad)[:5]} inconsistent"

@@ -27,7 +27,7 @@ from tablebase.material.index import (
 )
 from tablebase.material.slices import Slice, build_pairs, pair_dependencies
 from tablebase.rules.variants import INTERNATIONAL
-from tablebase.solve import runs as solve_runs
+from tablebase.solve import skeleton
 
 INTL_RUNS = dataclasses.replace(INTERNATIONAL, name="international-runs", king_move_limit=3)
 
@@ -75,7 +75,7 @@ def test_run_codes_round_trip_and_mirror():
                 assert run_of_code(3, kings, code) == (int(sq), n)
                 seen.add(int(code))
                 # the same run on the board turned round, kings counted from the other end
-                flipped = reverse_board(kings, 50, 0)
+                flipped = reverse_board(kings, 50)
                 assert mirror_run_code(3, 3, code) == run_code(3, 1, flipped, 49 - int(sq), n)
         assert seen == set(range(10))  # every code of 1 + 3 * 3 states, each once
     assert run_code(3, 0, np.uint64(1), 0, 2) == 0  # a side without men has no run
@@ -104,7 +104,7 @@ def test_solver_with_runs_is_consistent_with_every_move(runs3):
     v = INTL_RUNS
     for s in runs3:
         off, size = t.where[s]
-        bad = solve_runs.verify_range(
+        bad = skeleton.verify_range(
             t.vals,
             t.offsets,
             v.neighbours,
@@ -128,7 +128,7 @@ def test_verify_finds_a_wrong_value_with_runs(runs3):
     vals = t.view(s)
     i = int(np.flatnonzero((vals > 0) & (vals % 2 == 0))[1000])
     vals[i] += 1
-    bad = solve_runs.verify_range(
+    bad = skeleton.verify_range(
         t.vals,
         t.offsets,
         INTL_RUNS.neighbours,

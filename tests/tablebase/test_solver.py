@@ -9,7 +9,6 @@ from numba import njit, prange
 from tablebase.build import task as generator
 from tablebase.material.index import (
     BINOM,
-    REVERSE16,
     index_parts,
     position_from_index,
     position_index,
@@ -130,9 +129,7 @@ def test_mirror_part_goes_into_the_mirror_slices_order(variant, name) -> None:
     part_flags = rng.integers(0, 256, (size + 7) // 8, dtype=np.uint8)
     out = np.full(size, 255, dtype=np.uint8)
     out_flags = np.zeros_like(part_flags)
-    solve.to_file_order(
-        part, out, part_flags, out_flags, nsq, width, np.array(tuple(m)), BINOM, REVERSE16, 8
-    )
+    solve.to_file_order(part, out, part_flags, out_flags, nsq, width, np.array(tuple(m)), BINOM, 8)
     bits = np.unpackbits(part_flags, bitorder="little")
     got_bits = np.unpackbits(out_flags, bitorder="little")
     seen = set()
@@ -172,7 +169,7 @@ def test_quiet_move_count_is_the_engines_move_list(variant, name) -> None:
         ]
         where = np.zeros(solve.PENDING_PLACES, dtype=np.int64)
         inside, m = solve._quiet_exits(
-            offsets, variant.neighbours, variant.rules, BINOM, REVERSE16, wm, wk, bm, bk,
+            offsets, variant.neighbours, variant.rules, BINOM, wm, wk, bm, bk,
             where, 3,
         )  # fmt: skip
         assert inside == n - len(promoting)
@@ -183,7 +180,6 @@ def test_quiet_move_count_is_the_engines_move_list(variant, name) -> None:
                 variant.squares,
                 variant.per_row,
                 BINOM,
-                REVERSE16,
                 *map(np.uint64, mg.play_row(wm, wk, bm, bk, moves, i)),
             )  # fmt: skip
             for i in promoting
