@@ -19,10 +19,10 @@ from pathlib import Path
 import tablebase
 from tablebase.material.slices import parse_slice
 from tablebase.probe.database import MissingSliceError
+from tablebase.rules.outcome import RESULT_NAMES
 from tablebase.storage.files import read_attrs, slice_path
 
 REFERENCE = Path(__file__).resolve().parents[1] / "docs" / "reference"
-RESULTS = {1: "win", 0: "draw", -1: "loss"}
 SLICE_FIELDS = ("positions", "wins", "draws", "losses", "longest_win")
 
 
@@ -59,12 +59,12 @@ def main() -> int:
             except MissingSliceError as e:
                 print(f"{f['fen']}: {e}, not checked")
                 continue
-            ok = RESULTS[wdl] == f["result"]
+            ok = RESULT_NAMES[wdl] == f["result"]
             checked += 1
             disagree += not ok
             plies = f" in {dtw} plies" if dtw is not None else ""
             print(
-                f"{f['fen']}: published {f['result']}, ours {RESULTS[wdl]}{plies}: "
+                f"{f['fen']}: published {f['result']}, ours {RESULT_NAMES[wdl]}{plies}: "
                 f"{'ok' if ok else 'DISAGREE'}"
             )
     print(f"{checked} facts checked, {disagree} disagree")

@@ -67,10 +67,11 @@ from adjudicator.pdn import PdnGame, read_games
 from adjudicator.ruling import BadTag, Ruling, check_fen_text, not_ruled, rule_game, rule_games
 from adjudicator.tablesearch import shortcut_for, unreadable_for
 from tablebase.probe.cache import BlockCache
-from tablebase.probe.database import RESULTS, MissingSliceError, Tablebase, normalise
+from tablebase.probe.database import MissingSliceError, Tablebase, normalise
 from tablebase.rules import Move, legal_moves, play
 from tablebase.rules.countsearch import under_count
 from tablebase.rules.notation import move_text
+from tablebase.rules.outcome import RESULT_NAMES, move_rank, pieces
 from tablebase.rules.position import FenError, Position
 from tablebase.rules.variants import VARIANTS, Variant, get_variant
 from tablebase.storage.files import TableFileError, damaged_slice_files, slice_files, slice_path
@@ -155,11 +156,12 @@ class ServedTablebase(Tablebase):
 
     def probe_byte(self, pos: Position | str) -> int:
         p = self._position(pos)
-        s, _ = normalise(p)
-        if s.wm + s.wk == 0:
-            return 1  # the side to move has no pieces: lost
-        if s.bm + s.bk == 0:
+        own, other = pieces(p)
+        if own == 0:
+            return 1  # the side to move has no pieces: lost (value 1, dtw 0)
+        if other == 0:
             raise ValueError(f"{p.fen()}: the side not to move has no pieces; the game is over")
+        s, _ = normalise(p)
         if s.name not in self._present:
             if not slice_path(self.path, s).exists():  # s.name is digits: no path from input
                 raise MissingSliceError(s.name, Path(self.variant.name), p.fen())
@@ -386,7 +388,7 @@ class Service:
         tb = self.tables.get(variant.name)
         moves = legal_moves(pos)
         rows = [self._move_row(tb, pos, m, moves) for m in moves]
-        rows.sort(key=_move_rank)
+        rows.sort(key=lambda row: move_rank(row["result"], row["dtw"]))
         out: dict[str, Any] = {
             "variant": variant.name,
             "fen": pos.fen(),
@@ -399,7 +401,7 @@ class Service:
             "king_runs": king_runs_json(pos),
             "moves": rows,
         }
-        own, opp = _material(pos)
+        own, opp = pieces(pos)
         if own == 0 or not moves:
             out.update(result="loss", dtw=0)  # no pieces or no legal move: lost
             return out
@@ -414,7 +416,7 @@ class Service:
             raise ApiError(
                 404, f"slice {error.slice} is not in the {variant.name} database", **out
             ) from None
-        out.update(result=RESULTS[wdl], dtw=dtw)
+        out.update(result=RESULT_NAMES[wdl], dtw=dtw)
         self._under_count(tb, pos, moves, rows, elapsed, out)
         return out
 
@@ -459,7 +461,7 @@ class Service:
         if tb is not None:
             try:
                 wdl, d = tb.probe(after)
-                result, dtw = RESULTS[-wdl], (None if d is None else d + 1)
+                result, dtw = RESULT_NAMES[-wdl], (None if d is None else d + 1)
             except (MissingSliceError, ValueError):
                 pass
         return {
@@ -592,18 +594,6 @@ def king_runs_json(pos: Position) -> dict[str, Any] | None:
         if colour == mover and n >= limit and men[colour]:
             out["barred"] = square
     return out
-
-
-def _material(pos: Position) -> tuple[int, int]:
-    """(pieces of the side to move, pieces of the other side)."""
-    wm, wk, bm, bk = pos.piece_count()
-    white, black = wm + wk, bm + bk
-    return (white, black) if pos.white_to_move else (black, white)
-
-
-def _move_rank(row: dict[str, Any]) -> tuple[int, int]:
-    dtw = row["dtw"] or 0
-    return {"win": (0, dtw), "draw": (1, 0), "loss": (2, -dtw)}.get(row["result"], (3, 0))
 
 
 def _validation_text(errors: list[Any]) -> str:

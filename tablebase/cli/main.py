@@ -369,7 +369,8 @@ def probe_cmd(
     fens: tuple[str, ...],
 ) -> None:
     """Look positions up: result and distance-to-win for the side to move."""
-    from tablebase.probe.database import RESULTS, MissingSliceError
+    from tablebase.probe.database import MissingSliceError
+    from tablebase.rules.outcome import RESULT_NAMES
     from tablebase.storage.files import TableFileError
 
     with open_db(db, variant, cache) as tb:
@@ -381,7 +382,7 @@ def probe_cmd(
                 counted = _under_count(tb, pos, elapsed, moves) if elapsed is not None else None
             except (MissingSliceError, TableFileError, ValueError) as e:
                 fail(str(e))
-            obj: dict = {"fen": fen, "result": RESULTS[wdl], "dtw": dtw}
+            obj: dict = {"fen": fen, "result": RESULT_NAMES[wdl], "dtw": dtw}
             if counted is not None:
                 count, whole, per_move = counted
                 obj["result_under_count"] = whole

@@ -41,7 +41,7 @@ import numpy as np
 from numba import njit, prange
 
 from tablebase.material.index import BINOM, entry_index
-from tablebase.material.slices import UNCODED, Slice, material_code
+from tablebase.material.slices import UNCODED, Slice, material_code, slice_of_code
 from tablebase.probe.blocks import open_part
 from tablebase.probe.cache import (
     RESIDENT_PIECES,
@@ -54,6 +54,7 @@ from tablebase.probe.cache import (
 )
 from tablebase.rules import Move, has_capture, legal_moves, play
 from tablebase.rules.notation import move_text
+from tablebase.rules.outcome import RESULT_NAMES, move_rank
 from tablebase.rules.position import Position
 from tablebase.rules.variants import Variant, get_variant
 from tablebase.storage.files import (
@@ -66,7 +67,7 @@ from tablebase.storage.files import (
     slice_files,
     slice_path,
 )
-from tablebase.storage.values import RESULT_NAMES, decode, result_of_code
+from tablebase.storage.values import decode, result_of_code
 from tablebase.storage.wdl import (
     CAPTURE,
     NEEDS_CAPTURES,
@@ -109,9 +110,6 @@ class MoveValue:
     text: str
     result: str  # "win" | "draw" | "loss"
     dtw: int | None
-
-
-RESULTS = RESULT_NAMES  # {1: "win", 0: "draw", -1: "loss"}
 
 
 def normalise(pos: Position) -> tuple[Slice, tuple[int, int, int, int]]:
@@ -217,7 +215,7 @@ class Tablebase:
         to move has pieces)."""
         for code in np.flatnonzero(np.bincount(codes, minlength=4096)).tolist():
             if not part.is_open(code) and code >> 6:  # code >> 6: white has pieces
-                self._open(part, _slice_of_code(code), describe())
+                self._open(part, slice_of_code(code), describe())
 
     def _read_one(
         self, part: PagedPart, p: Position, code: int, r: int, again: Callable[[], int], lost: int
@@ -227,7 +225,7 @@ class Tablebase:
         ``lost`` if the side to move has no pieces."""
         while r < 0:
             if r == -2:
-                s = _slice_of_code(code) if code >= 0 else normalise(p)[0]
+                s = slice_of_code(code) if code >= 0 else normalise(p)[0]
                 if s.wm + s.wk == 0:
                     return lost
                 self._open(part, s, p.fen())
@@ -318,7 +316,7 @@ class Tablebase:
             code = NO_TABLE - int(r)
             if code == UNCODED:
                 raise MissingSliceError(normalise(p)[0].name, self.path, p.fen())
-            self._open(part, _slice_of_code(code), p.fen())
+            self._open(part, slice_of_code(code), p.fen())
             r = quick()
         return int(r)
 
@@ -355,9 +353,11 @@ class Tablebase:
             wdl, dtw = self.probe(play(p, m))
             res = -wdl
             out.append(
-                MoveValue(m, move_text(p, m, moves), RESULTS[res], None if dtw is None else dtw + 1)
+                MoveValue(
+                    m, move_text(p, m, moves), RESULT_NAMES[res], None if dtw is None else dtw + 1
+                )
             )
-        out.sort(key=_move_rank)
+        out.sort(key=lambda mv: move_rank(mv.result, mv.dtw))
         return out
 
     def _batch(
@@ -503,18 +503,6 @@ def _entry_with_runs(p: Position) -> int:
             BINOM,
         )
     )
-
-
-def _move_rank(mv: MoveValue) -> tuple[int, int]:
-    if mv.result == "win":
-        return (0, mv.dtw or 0)
-    if mv.result == "draw":
-        return (1, 0)
-    return (2, -(mv.dtw or 0))
-
-
-def _slice_of_code(code: int) -> Slice:
-    return Slice(code >> 9 & 7, code >> 6 & 7, code >> 3 & 7, code & 7)
 
 
 @njit(cache=True, inline="always")

@@ -46,10 +46,10 @@ from typing import Any, Protocol
 
 from tablebase.rules.drawrules import Count, Counter, DrawRules
 from tablebase.rules.moves import Move, legal_moves, play
+from tablebase.rules.outcome import RESULT_NAMES
 from tablebase.rules.position import Position
 
 INFINITY = 1 << 30
-RESULT_NAMES = {1: "win", 0: "draw", -1: "loss"}
 
 
 class Prober(Protocol):

@@ -28,7 +28,6 @@ MAX_DTW_16 = 65534  # longest distance a uint16 value holds (value 65535)
 WDL_DRAW, WDL_WIN, WDL_LOSS = 0, 1, 2  # two-bit result codes of the compact WDL part
 WDL_CODE_OF_RESULT = {0: WDL_DRAW, 1: WDL_WIN, -1: WDL_LOSS}
 RESULT_OF_WDL_CODE = {WDL_DRAW: 0, WDL_WIN: 1, WDL_LOSS: -1}
-RESULT_NAMES = {1: "win", 0: "draw", -1: "loss"}
 
 
 def decode(value: int) -> tuple[int, int | None]:
@@ -132,7 +131,6 @@ __all__ = [
     "LOST_NOW",
     "MAX_DTW_8",
     "MAX_DTW_16",
-    "RESULT_NAMES",
     "WDL_DRAW",
     "WDL_LOSS",
     "WDL_WIN",

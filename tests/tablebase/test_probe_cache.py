@@ -338,7 +338,7 @@ def test_cache_options_of_the_commands(db3_international, tmp_path) -> None:
 
     from adjudicator.cli import main as adjudicator_cli
     from adjudicator.service.app import ServiceSettings, create_app
-    from tablebase.probe.database import RESULTS
+    from tablebase.rules.outcome import RESULT_NAMES
     from tests.conftest import tablebase_cli
 
     fens = ["W:WK38:B4,18", "W:W33:B2", "B:WK46:B5,6"]
@@ -365,7 +365,7 @@ def test_cache_options_of_the_commands(db3_international, tmp_path) -> None:
         probe = client.get("/probe", params={"fen": "W:WK38:B4,18"}).json()
         with tablebase.open(db3_international) as tb:
             wdl, dtw = tb.probe("W:WK38:B4,18")
-        assert (probe["result"], probe["dtw"]) == (RESULTS[wdl], dtw)
+        assert (probe["result"], probe["dtw"]) == (RESULT_NAMES[wdl], dtw)
         health = client.get("/health").json()
         assert health["cache"]["bytes"] == 8 * BLOCK_BYTES
         assert 0 < health["cache"]["used"] <= 8 * BLOCK_BYTES
