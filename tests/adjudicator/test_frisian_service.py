@@ -152,7 +152,7 @@ def test_probe_with_frisian_tables_reads_the_counter(frisian_client):
     # moves the tables value (only the man's moves are listed).
     fen = "W:W50,K23:BK26:H0:F1:+0+323"
     body = probe(frisian_client, fen).json()
-    assert body["slice"] == "1101" and body["result"] in ("win", "draw", "loss")
+    assert (body["slice"], body["result"]) == ("1101", "draw")
     assert body["moves"] and all(m["from"] == 50 for m in body["moves"])
     assert all(m["result"] is not None for m in body["moves"])
     free = probe(frisian_client, "W:W50,K23:BK26").json()
