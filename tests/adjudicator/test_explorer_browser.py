@@ -20,6 +20,9 @@ LIST_MOVES = """[...document.querySelectorAll('#moves li[data-move]')].map(li =>
      li.dataset.dtw === '' ? null : Number(li.dataset.dtw)])"""
 
 
+pytestmark = pytest.mark.slow  # the browser: the slower tier (make test-slow, CI)
+
+
 @pytest.fixture(scope="session")
 def server(request, tmp_path_factory) -> Server:
     return shared_service(request, tmp_path_factory)

@@ -50,7 +50,12 @@ def dbs(tmp_path_factory):
     return get
 
 
-@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
+@pytest.mark.parametrize(
+    "variant",
+    # English in the quick tier; the others build a 2-4 database each: the slower tier
+    [VARIANTS[0], *(pytest.param(v, marks=pytest.mark.slow) for v in VARIANTS[1:])],
+    ids=lambda v: v.name,
+)
 def test_every_pair_by_men_equals_the_whole_pair_solve(dbs, monkeypatch, variant) -> None:
     """Every pair of three and four pieces the configurations' solver takes: the values in
     its files and its unstored bits equal those of the passes over the whole pair from the
@@ -73,6 +78,7 @@ def test_every_pair_by_men_equals_the_whole_pair_solve(dbs, monkeypatch, variant
         assert_locally_consistent(variant, pair, men, deps)
 
 
+@pytest.mark.slow
 def test_long_exits_stay_in_two_byte_words(dbs, monkeypatch) -> None:
     """English 0111+1101 from its dependencies with every distance 300 plies longer: its
     exits (promotions, captures) pass one byte, which the whole pair's two-byte undecided

@@ -86,6 +86,7 @@ def all_positions(s, variant=INTERNATIONAL) -> tuple[np.ndarray, list[np.ndarray
     return np.array(idx), [np.array(b, dtype=np.uint64) for b in boards]
 
 
+@pytest.mark.slow
 def test_generated_files_store_every_position_code(db34) -> None:
     """The generator's files (it passes capture positions as don't-care) hold every
     position's own code in the WDL part, capture positions included, and say so."""
@@ -106,7 +107,13 @@ def test_generated_files_store_every_position_code(db34) -> None:
     assert captures > 1000  # capture positions were among those compared
 
 
-@pytest.mark.parametrize("copy", ["stored", "resolved", "by_pieces", "mixed"])
+@pytest.mark.parametrize(
+    "copy",
+    [
+        "stored",
+        *(pytest.param(c, marks=pytest.mark.slow) for c in ("resolved", "by_pieces", "mixed")),
+    ],
+)
 def test_every_position_probes_like_the_values(db34, copies, copy) -> None:
     """Every position of every slice (3 and 4 pieces), either side to move, captures
     included, in a batch and (a sample) one by one: through a WDL-only copy storing
