@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import TypeVar
 
 from tablebase.probe.cache import BlockCache
 from tablebase.probe.database import Tablebase
-from tablebase.rules.variants import VARIANTS, get_variant
+from tablebase.rules.variants import VARIANTS, Variant, get_variant
+from tablebase.storage.files import slice_files
+
+T = TypeVar("T")
 
 
 def resolve_databases(
@@ -59,9 +63,28 @@ def open_tables(
     (None: the process's default cache); ``ValueError`` naming a bad folder."""
     opened: dict[str, Tablebase] = {}
     try:
-        for name, path in resolve_databases(db).items():
-            opened[name] = Tablebase(path, name, cache=cache)
+        opened.update(open_each(resolve_databases(db), cache))
         yield opened
     finally:
         for tb in opened.values():
             tb.close()
+
+
+def open_each(
+    dirs: Mapping[str, Path],
+    cache: BlockCache | None = None,
+    opener: Callable[[Path, Variant, BlockCache | None], T] = Tablebase,  # type: ignore[assignment]
+) -> dict[str, T]:
+    """Open each variant's directory with ``opener(path, variant, cache)`` (the one place a
+    database argument's folders are opened: ``adjudicator rule`` and the service), checking
+    that its slice files are that variant's; ``ValueError`` naming a folder of another
+    variant's tables."""
+    out: dict[str, T] = {}
+    for name, path in dirs.items():
+        variant = get_variant(name)
+        if slice_files(path).slices:  # junk *.h5 files are not slice files
+            found = Tablebase(path, cache=cache).variant.name
+            if found != variant.name:
+                raise ValueError(f"database {path} holds {found} tables, not {variant.name}")
+        out[variant.name] = opener(path, variant, cache)
+    return out

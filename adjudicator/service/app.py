@@ -61,7 +61,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 
-from adjudicator.databases import resolve_databases
+from adjudicator.databases import open_each, resolve_databases
 from adjudicator.drawrules import RuleOptions
 from adjudicator.pdn import PdnGame, read_games
 from adjudicator.ruling import BadTag, Ruling, check_fen_text, not_ruled, rule_game, rule_games
@@ -74,7 +74,7 @@ from tablebase.rules.notation import move_text
 from tablebase.rules.outcome import RESULT_NAMES, move_rank, pieces
 from tablebase.rules.position import FenError, Position
 from tablebase.rules.variants import VARIANTS, Variant, get_variant
-from tablebase.storage.files import TableFileError, damaged_slice_files, slice_files, slice_path
+from tablebase.storage.files import TableFileError, damaged_slice_files, slice_path
 
 log = logging.getLogger("adjudicator.service")
 
@@ -183,18 +183,9 @@ class ServedTablebase(Tablebase):
 def open_databases(
     dirs: Mapping[str, Path], cache: BlockCache | None = None
 ) -> dict[str, ServedTablebase]:
-    """Open each variant's directory, checking its files belong to that variant; every
-    variant's tables read their blocks through ``cache`` (None: the process's default)."""
-    out = {}
-    for name, path in dirs.items():
-        variant = get_variant(name)
-        files = slice_files(path).slices  # junk *.h5 files are not slice files
-        if files:
-            found = Tablebase(path).variant.name
-            if found != variant.name:
-                raise ValueError(f"database {path} holds {found} tables, not {variant.name}")
-        out[variant.name] = ServedTablebase(path, variant, cache)
-    return out
+    """Open each variant's directory (:func:`adjudicator.databases.open_each`), every
+    variant's tables reading their blocks through ``cache`` (None: the process's default)."""
+    return open_each(dirs, cache, ServedTablebase)
 
 
 # --------------------------------------------------------------------------- request models
