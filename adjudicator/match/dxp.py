@@ -106,20 +106,7 @@ Message = GameReq | GameAcc | DxpMove | GameEnd | Chat | BackReq | BackAcc
 
 def board_text(pos: Position) -> str:
     """The 50 squares as GAMEREQ writes them."""
-    out = []
-    for sq in range(1, SQUARES + 1):
-        bit = 1 << (sq - 1)
-        if pos.white_men & bit:
-            out.append("w")
-        elif pos.white_kings & bit:
-            out.append("W")
-        elif pos.black_men & bit:
-            out.append("z")
-        elif pos.black_kings & bit:
-            out.append("Z")
-        else:
-            out.append("e")
-    return "".join(out)
+    return pos.square_chars("wWzZe")
 
 
 def gamereq(name: str, follower_white: bool, minutes: int, moves: int, pos: Position | None) -> str:

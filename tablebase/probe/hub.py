@@ -47,20 +47,7 @@ HUB_VARIANTS = {"international": "normal", "frisian": "frisian"}  # Hub's names
 
 def position_text(pos: Position) -> str:
     """``W``/``B`` and the squares (``e`` empty, ``w b`` men, ``W B`` kings)."""
-    out = ["W" if pos.white_to_move else "B"]
-    for sq in range(1, pos.variant.squares + 1):
-        bit = 1 << (sq - 1)
-        if pos.white_men & bit:
-            out.append("w")
-        elif pos.white_kings & bit:
-            out.append("W")
-        elif pos.black_men & bit:
-            out.append("b")
-        elif pos.black_kings & bit:
-            out.append("B")
-        else:
-            out.append("e")
-    return "".join(out)
+    return ("W" if pos.white_to_move else "B") + pos.square_chars("wWbBe")
 
 
 def parse_position(text: str, variant: Variant) -> Position:

@@ -296,6 +296,26 @@ class Position:
             ((n + 1 - bsq if bn else 0, bn), (n + 1 - wsq if wn else 0, wn)),
         )
 
+    def square_chars(self, chars: str) -> str:
+        """One character a square in PDN order: ``chars`` gives those of a white man, a white
+        king, a black man, a black king and an empty square (DXP writes ``"wWzZe"``, Hub
+        ``"wWbBe"``)."""
+        wm, wk, bm, bk, empty = chars
+        out = []
+        for sq in range(self.variant.squares):
+            bit = 1 << sq
+            if self.white_men & bit:
+                out.append(wm)
+            elif self.white_kings & bit:
+                out.append(wk)
+            elif self.black_men & bit:
+                out.append(bm)
+            elif self.black_kings & bit:
+                out.append(bk)
+            else:
+                out.append(empty)
+        return "".join(out)
+
     def piece_count(self) -> tuple[int, int, int, int]:
         """(white men, white kings, black men, black kings)."""
         return (

@@ -207,3 +207,13 @@ def test_property_flip_is_an_involution(positions, data, variant):
     assert pos.flipped().flipped() == pos
     w, wk, b, bk = pos.piece_count()
     assert pos.flipped().piece_count() == (b, bk, w, wk)
+
+
+def test_square_chars_writes_one_character_a_square_in_pdn_order() -> None:
+    from tablebase.rules.position import Position
+    from tablebase.rules.variants import ENGLISH
+
+    text = Position.from_fen("W:W32,K1:B5,K29", ENGLISH).square_chars("wWbBe")
+    assert len(text) == 32
+    assert (text[0], text[4], text[28], text[31]) == ("W", "b", "B", "w")
+    assert set(text[1:4] + text[5:28] + text[29:31]) == {"e"}
