@@ -113,13 +113,6 @@ def flat_offsets(sizes: dict[int, int]) -> tuple[np.ndarray, int]:
     return offsets, pos
 
 
-def concatenate_tables(tables: dict[int, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """The tables (by material code, in the order given) as one flat array, with the
-    offsets of :func:`flat_offsets`."""
-    offsets, _ = flat_offsets({c: t.shape[0] for c, t in tables.items()})
-    return np.concatenate(list(tables.values())), offsets
-
-
 MAX_PIECES = 7  # the largest database the build graph and the material codes support
 
 
