@@ -73,9 +73,10 @@ def open_tables(
 def open_each(
     dirs: Mapping[str, Path],
     cache: BlockCache | None = None,
-    opener: Callable[[Path, Variant, BlockCache | None], T] = Tablebase,  # type: ignore[assignment]
+    opener: Callable[[Path, Variant, BlockCache | None], T] | None = None,
 ) -> dict[str, T]:
-    """Open each variant's directory with ``opener(path, variant, cache)`` (the one place a
+    """Open each variant's directory with ``opener(path, variant, cache)`` (default: a
+    :class:`Tablebase` reading through ``cache``; the one place a
     database argument's folders are opened: ``adjudicator rule`` and the service), checking
     that its slice files are that variant's; ``ValueError`` naming a folder of another
     variant's tables."""
@@ -86,5 +87,8 @@ def open_each(
             found = Tablebase(path, cache=cache).variant.name
             if found != variant.name:
                 raise ValueError(f"database {path} holds {found} tables, not {variant.name}")
-        out[variant.name] = opener(path, variant, cache)
+        if opener is None:
+            out[variant.name] = Tablebase(path, variant, cache=cache)  # type: ignore[assignment]
+        else:
+            out[variant.name] = opener(path, variant, cache)
     return out
