@@ -89,15 +89,33 @@ def slice_files(db: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in db.glob("*.h5")}
 
 
-def test_workers_end_with_their_parent(tmp_path) -> None:
+def blocked_build(db3: Path, db: Path) -> tuple[subprocess.Popen, int]:
+    """A 2-3 piece build in ``db`` (a copy of ``db3``) whose every pair but TARGET is
+    complete and one of TARGET's files a named pipe: its worker blocks inside TARGET's task,
+    opening the pipe, however fast the build. Returns the build and its worker's pid once
+    the worker is blocked there."""
+    shutil.copytree(db3, db)
+    blocker = db / f"{TARGET[0]}.h5"
+    blocker.unlink()
+    os.mkfifo(blocker)
+    cmd = [*CLI, "generate", "--pieces", "3", "--db", str(db), "--jobs", "1"]
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    worker = worker_of(proc)
+    wchan = Path(f"/proc/{worker}/wchan")
+    wait_for(lambda: alive(worker) and wchan.read_text() == "wait_for_partner")
+    return proc, worker
+
+
+def test_workers_end_with_their_parent(db3_international, tmp_path) -> None:
     db = tmp_path / "international"
-    proc = start_generate(db)
+    proc, worker = blocked_build(db3_international, db)
     try:
-        worker = worker_of(proc)
-        wait_for(lambda: len(list(db.glob("*.h5"))) >= 3)  # the worker is mid-build
         os.kill(proc.pid, signal.SIGKILL)  # the parent only, as `kill -9 <pid>` does
         proc.wait()
         wait_for(lambda: not alive(worker), seconds=5)
+        (db / f"{TARGET[0]}.h5").unlink()  # the named pipe (reading it would block)
         before = slice_files(db)
         time.sleep(1.5)  # a worker left running would write its pair's files by now
         assert slice_files(db) == before
@@ -109,22 +127,13 @@ def test_workers_end_with_their_parent(tmp_path) -> None:
 
 
 def test_killed_worker_ends_the_build_with_one_line(db3_international, tmp_path) -> None:
-    """Deterministic: every pair but TARGET is complete, and one of TARGET's files is a
-    named pipe, so the worker blocks inside TARGET's task (opening the pipe) until it is
-    killed there; the build then ends with TARGET's one-line error, the other files kept."""
+    """Deterministic: the worker is killed while blocked inside TARGET's task
+    (:func:`blocked_build`); the build then ends with TARGET's one-line error, the other
+    files kept."""
     db = tmp_path / "international"
-    shutil.copytree(db3_international, db)
     blocker = db / f"{TARGET[0]}.h5"
-    blocker.unlink()
-    os.mkfifo(blocker)
-    cmd = [*CLI, "generate", "--pieces", "3", "--db", str(db), "--jobs", "1"]
-    proc = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
-    )
+    proc, worker = blocked_build(db3_international, db)
     try:
-        worker = worker_of(proc)
-        wchan = Path(f"/proc/{worker}/wchan")
-        wait_for(lambda: alive(worker) and wchan.read_text() == "wait_for_partner")
         os.kill(worker, signal.SIGKILL)
         out, err = proc.communicate(timeout=120)
     finally:
