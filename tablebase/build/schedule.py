@@ -372,9 +372,12 @@ def _cause(exc: BaseException, workers: dict) -> str:
     """:func:`describe`, and for a worker that died, how it ended: its signal or status
     (the pool ends the other workers with SIGTERM when one dies, so that one is last)."""
     if isinstance(exc, BrokenProcessPool):
-        deadline = time.monotonic() + 2.0  # the dead worker may not be reaped yet
+        # the dead worker may not be reaped yet, and the pool's own thread reaps the
+        # workers too: a join that loses that race returns before the status is recorded
+        deadline = time.monotonic() + 2.0
         for p in workers.values():
-            p.join(timeout=max(0.0, deadline - time.monotonic()))
+            while p.exitcode is None and time.monotonic() < deadline:
+                p.join(timeout=0.05)
         codes = [p.exitcode for p in workers.values() if p.exitcode]
         codes.sort(key=lambda c: c == -signal.SIGTERM)
         if codes and codes[0] < 0:
