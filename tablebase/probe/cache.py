@@ -9,14 +9,16 @@ not scan the whole cache). One cache may serve several databases and threads.
 
 A :class:`PagedPart` is one part (``values`` or ``wdl``) of one database as seen by the
 compiled probes: each slice opened gets a range of *pages* (its blocks, in order) at a
-byte address ``bases[code]``, and ``pages[page]`` is the slot holding that block, or a
-negative number if it is not in the cache. A probe computes its entry's byte address
-``bases[code] + entry * width`` and reads ``arena[slot * BLOCK_BYTES + address %
-BLOCK_BYTES]`` (:func:`read_entry`); where the page is missing it reports the page, and the
-caller has the block read (:meth:`BlockCache.acquire`, which *pins* it: it stays until
-:meth:`BlockCache.release`) and probes again. A batch is answered in rounds: the positions
-whose blocks are cached at once, then the missing blocks grouped (each read once per batch
-when the batch's blocks fit in the cache) and the positions that need them.
+byte address, and the part's *table* (:mod:`tablebase.storage.paged`) maps each page to the
+slot holding that block, or a negative number if it is not in the cache. A probe computes
+its entry's byte address (the slice's first byte plus ``entry * width``) and reads
+``arena[slot * BLOCK_BYTES + address % BLOCK_BYTES]``
+(:func:`~tablebase.storage.paged.read_entry`); where the page is missing it reports the
+page, and the caller has the block read (:meth:`BlockCache.acquire`, which *pins* it: it
+stays until :meth:`BlockCache.release`) and probes again. A batch is answered in rounds
+(:meth:`PagedPart.fill`): every position located and read where its block is cached, then
+the missing blocks grouped (each read once per batch when the batch's blocks fit in the
+cache) and the entries of the positions that need them read at the addresses found.
 
 **Threads.** The slots, page tables and pins change only under the cache's lock and only
 while the changing thread holds the GIL (Python statements, and compiled helpers that keep
@@ -45,12 +47,16 @@ import numpy as np
 from numba import njit
 
 from tablebase.storage.chunkio import BLOCK_BYTES
+from tablebase.storage.paged import (
+    IN_FLIGHT,
+    NOT_CACHED,
+    PAGE_SHIFT,
+    PAGES,
+    STORED,
+    WIDTHS,
+    new_table,
+)
 
-PAGE_SHIFT = BLOCK_BYTES.bit_length() - 1
-assert 1 << PAGE_SHIFT == BLOCK_BYTES
-PAGE_MASK = BLOCK_BYTES - 1
-NOT_CACHED = -1  # pages[p]: the block is not in the cache
-IN_FLIGHT = -2  # pages[p]: a thread is reading the block
 MIN_SLOTS = 4  # the smallest cache: a few blocks
 RESIDENT_PIECES = 4  # slices of up to this many pieces stay cached once read
 DEFAULT_SHARE = 4  # the default capacity: a quarter of the machine's memory
@@ -89,20 +95,22 @@ def cache_bytes(size: int | str | None) -> int:
 class PagedPart:
     """One part of one database, its slices' blocks as pages of a :class:`BlockCache`.
 
-    Arrays read by the compiled probes: ``meta`` (``meta[code]`` the byte address of slice
-    ``code``'s first block, -1 if the slice is not open; ``meta[4096 + code]`` bytes per
-    entry), ``cache.arena``, ``pages`` and ``cache.stamps``."""
+    ``table`` is what the compiled probes read (its layout: :mod:`tablebase.storage.paged`),
+    with ``cache.arena`` and ``cache.stamps``."""
 
     def __init__(self, cache: BlockCache, name: str) -> None:
         self.cache = cache
         self.name = name
-        self.meta = np.full(8192, -1, dtype=np.int64)
-        self.pages = np.full(0, NOT_CACHED, dtype=np.int32)
+        self.table = new_table(0)
         self._page_code = np.zeros(0, dtype=np.int16)
         self.sources: dict[int, object] = {}  # code -> tablebase.probe.blocks.PartSource
         self.resident: set[int] = set()  # codes whose blocks stay
-        self.stored = np.zeros(4096, dtype=np.bool_)  # wdl: the slice stores captures
-        self.ref = weakref.ref(self, cache._died)  # how the cache names its owner
+        self.number = cache.register(self)  # how the cache's slots name their part
+
+    @property
+    def pages(self) -> np.ndarray:
+        """The page entries of the current table (a view: writes go to the table)."""
+        return self.table[PAGES:]
 
     def add(self, code: int, source, resident: bool) -> None:  # type: ignore[no-untyped-def]
         """Give slice ``code`` (its blocks read by ``source``, a
@@ -112,83 +120,98 @@ class PagedPart:
             if code in self.sources:
                 source.close()
                 return
-            first = self.pages.shape[0]
-            grown = np.full(first + source.blocks, NOT_CACHED, dtype=np.int32)
-            grown[:first] = self.pages
+            old = self.table
+            first = old.shape[0] - PAGES
+            grown = new_table(first + source.blocks)
+            grown[: old.shape[0]] = old
             codes = np.empty(first + source.blocks, dtype=np.int16)
             codes[:first] = self._page_code
             codes[first:] = code
-            old = self.pages
+            grown[STORED + code] = bool(getattr(source, "captures_stored", True))
+            grown[WIDTHS + code] = source.width
+            grown[code] = first << PAGE_SHIFT  # the slice is open in the new table
             self._page_code = codes
-            self.pages = grown
-            old[:] = NOT_CACHED  # a thread holding the old table sees misses only
+            self.table = grown
+            old[PAGES:] = NOT_CACHED  # a thread holding the old table sees misses only
             self.sources[code] = source
             if resident:
                 self.resident.add(code)
-            self.stored[code] = bool(getattr(source, "captures_stored", True))
-            self.meta[4096 + code] = source.width
-            self.meta[code] = first << PAGE_SHIFT  # published last: the slice is open
 
     def is_open(self, code: int) -> bool:
-        return self.meta[code] >= 0
+        return bool(self.table[code] >= 0)
+
+    def stores_captures(self, code: int) -> bool:
+        """True if the open slice ``code``'s ``wdl`` part stores its capture positions."""
+        return bool(self.table[STORED + code])
+
+    def width(self, code: int) -> int:
+        """Bytes per entry of the open slice ``code``."""
+        return int(self.table[WIDTHS + code])
 
     def read_page(self, page: int, out: np.ndarray) -> None:
         code = int(self._page_code[page])
-        block = page - (int(self.meta[code]) >> PAGE_SHIFT)
+        block = page - (int(self.table[code]) >> PAGE_SHIFT)
         self.sources[code].read(block, out)  # type: ignore[attr-defined]
 
-    def code_of_page(self, page: int) -> int:
-        return int(self._page_code[page])
+    def resident_pages(self, pages: np.ndarray) -> np.ndarray:
+        """Which of ``pages`` belong to slices whose blocks stay (a boolean mask)."""
+        return np.isin(self._page_code[pages], list(self.resident))
 
     def close(self) -> None:
         """Drop every block of this part from the cache and close its files."""
         c = self.cache
         with c.lock:
-            self.meta[:4096] = -1
-            self.pages[:] = NOT_CACHED  # before its slots are freed: a thread holding it misses
+            old = self.table
+            old[:PAGES] = NOT_CACHED
+            old[PAGES:] = NOT_CACHED  # before its slots are freed: a thread holding it misses
             c.forget(self)
-            self.pages = np.full(0, NOT_CACHED, dtype=np.int32)
+            self.table = new_table(0)
             self._page_code = np.zeros(0, dtype=np.int16)
             for s in self.sources.values():
                 s.close()  # type: ignore[attr-defined]
             self.sources.clear()
             self.resident.clear()
 
-    def fill(self, run: Callable[[np.ndarray | None], tuple[np.ndarray, int]]) -> None:
-        """Answer a batch through the cache: ``run(sel)`` probes the positions ``sel`` of
-        the batch (None: all of them), writing the answers it can and returning, per
-        position probed, the page it lacks (-1 where answered), and how many lack one. The
-        missing pages are grouped, read (each once while the batch's pages fit in the
-        cache) and pinned while the positions that need them are probed again."""
-        need, missed = run(None)
+    def fill(
+        self,
+        need: np.ndarray,
+        missed: int,
+        again: Callable[[np.ndarray, np.ndarray], np.ndarray],
+        shift: int,
+    ) -> None:
+        """Finish a batch through the cache. A first read of every position of the batch
+        wrote the answers it could and gave ``need``: per position, the address of the entry
+        whose block it lacks (-1 where answered; the page is ``address >> shift``), and
+        ``missed``, how many lack one. The missing pages are grouped, read (each once while
+        the batch's pages fit in the cache) and pinned while ``again(sel, addresses)`` reads
+        the entries of positions ``sel`` at the addresses found (no position located
+        twice), returning those it still lacks as ``need`` does."""
         if not missed:
             return
         sel = np.flatnonzero(need >= 0)
-        pg = need[sel]
+        addr = need[sel]
         c = self.cache
         while sel.shape[0]:
-            order = np.argsort(pg, kind="stable")
-            sel, pg = sel[order], pg[order]
-            uniq, first = np.unique(pg, return_index=True)
-            bounds = np.append(first, pg.shape[0])
+            top = int(addr.max()) >> shift  # a page past the table: acquire says so
+            sel, addr, uniq, bounds = by_page(sel, addr, shift, top + 1)
             left_sel: list[np.ndarray] = []
-            left_pg: list[np.ndarray] = []
+            left_addr: list[np.ndarray] = []
             k = 0
             while k < uniq.shape[0]:
                 group = uniq[k : k + c.batch_limit()]
                 pinned = c.acquire(self, group)
                 try:
-                    sub = sel[bounds[k] : bounds[k + group.shape[0]]]
-                    again, _ = run(sub)
+                    lo, hi = bounds[k], bounds[k + group.shape[0]]
+                    rest = again(sel[lo:hi], addr[lo:hi])
                 finally:
                     c.release(pinned)
-                rest = again >= 0
-                if rest.any():
-                    left_sel.append(sub[rest])
-                    left_pg.append(again[rest])
+                miss = rest >= 0
+                if miss.any():  # pages unmapped meanwhile (a slice opened): read again
+                    left_sel.append(sel[lo:hi][miss])
+                    left_addr.append(rest[miss])
                 k += group.shape[0]
             sel = np.concatenate(left_sel) if left_sel else sel[:0]
-            pg = np.concatenate(left_pg) if left_pg else pg[:0]
+            addr = np.concatenate(left_addr) if left_addr else addr[:0]
 
     def one(self, page: int, run: Callable[[], int]) -> int:
         """``run()`` again with page ``page`` pinned in the cache (a single probe's miss)."""
@@ -214,10 +237,13 @@ class BlockCache:
         self.stamps = np.full(self.slots + 1, -1, dtype=np.int64)
         self.stamps[-1] = 0
         self.pins = np.zeros(self.slots, dtype=np.int32)
-        # (weakref of the part, page) of each slot's block
-        self.owner: list[tuple[weakref.ref, int] | None] = [None] * self.slots
+        # the part (its number in _parts, -1: none) and page of each slot's block
+        self.owner_part = np.full(self.slots, -1, dtype=np.int64)
+        self.owner_page = np.zeros(self.slots, dtype=np.int64)
+        self._parts: dict[int, weakref.ref] = {}
+        self._dead: list[int] = []  # parts collected: their slots are freed
+        self._numbered = 0  # parts registered
         self.resident = np.zeros(self.slots, dtype=np.bool_)  # pinned for good
-        self._dead: list[weakref.ref] = []  # parts collected: their slots are freed
         self.lock = threading.Condition(threading.RLock())
         self._free = list(range(self.slots - 1, -1, -1))
         self._victims: list[int] = []
@@ -240,27 +266,42 @@ class BlockCache:
         return max(1, (self.slots - self.resident_slots) // 2)
 
     # --- slots -------------------------------------------------------------------------
-    def _died(self, ref: weakref.ref) -> None:
-        self._dead.append(ref)  # atomic; the slots are freed by the next thread to take one
+    def register(self, part: PagedPart) -> int:
+        """The number by which the slots name ``part`` (its slots are freed when it is
+        collected)."""
+        with self.lock:
+            self._numbered += 1
+            n = self._numbered
+            self._parts[n] = weakref.ref(part, lambda _, n=n: self._dead.append(n))
+            return n
 
-    def _free_slot(self, s: int) -> None:
-        if self.resident[s]:
-            self.resident[s] = False
-            self.resident_slots -= 1
-        self.owner[s] = None
-        self.pins[s] = 0
-        self.stamps[s] = -1
-        self._free.append(s)
+    def _free_slots(self, slots: np.ndarray) -> None:
+        """Free ``slots`` (under the lock; their pages already unmapped)."""
+        if not slots.shape[0]:
+            return
+        self.resident_slots -= int(self.resident[slots].sum())
+        self.resident[slots] = False
+        self.owner_part[slots] = -1
+        self.pins[slots] = 0
+        self.stamps[slots] = -1
+        self._free.extend(slots.tolist())
 
-    def _evict(self, s: int) -> None:
-        """Unmap the block in slot ``s`` (under the lock; the slot is then the caller's)."""
-        own = self.owner[s]
-        if own is not None:
-            part, page = own[0](), own[1]
-            if part is not None and part.pages.shape[0] > page and part.pages[page] == s:
-                part.pages[page] = NOT_CACHED
-            self.owner[s] = None
-            self.evictions += 1
+    def _evict(self, slots: np.ndarray) -> None:
+        """Unmap the blocks in ``slots`` (under the lock; the slots are then the caller's)."""
+        own = self.owner_part[slots]
+        held = own >= 0
+        for n in np.unique(own[held]).tolist():
+            ref = self._parts.get(n)
+            part = None if ref is None else ref()
+            mine = slots[own == n]
+            if part is not None:
+                pages = part.pages
+                pg = self.owner_page[mine]
+                ok = pg < pages.shape[0]
+                pg, mine = pg[ok], mine[ok]
+                pages[pg[pages[pg] == mine]] = NOT_CACHED
+        self.evictions += int(held.sum())
+        self.owner_part[slots] = -1
 
     def _take_slots(self, k: int) -> list[int]:
         """Up to ``k`` slots to fill (under the lock): free ones, then the least recently
@@ -268,10 +309,9 @@ class BlockCache:
         come from a list of the oldest computed for a sixty-fourth of the cache at once;
         many at a time, from one partial sort of the whole cache."""
         while self._dead:
-            ref = self._dead.pop()
-            for s, own in enumerate(self.owner):
-                if own is not None and own[0] is ref:
-                    self._free_slot(s)
+            n = self._dead.pop()
+            self._parts.pop(n, None)
+            self._free_slots(np.flatnonzero(self.owner_part == n))
         take = min(k, len(self._free))
         out = self._free[len(self._free) - take :]
         del self._free[len(self._free) - take :]
@@ -284,16 +324,15 @@ class BlockCache:
             need = min(need, int((age < top).sum()))
             if need > 0:
                 pick = np.argpartition(age, need - 1)[:need] if need < self.slots else age.argsort()
-                for s in pick.tolist():
-                    self._evict(s)
-                    out.append(s)
+                self._evict(pick)
+                out.extend(pick.tolist())
                 self._victims = []
             return out
         for _ in range(need):
             s = self._victim(group)
             if s < 0:
                 break
-            self._evict(s)
+            self._evict(np.array([s], dtype=np.int64))
             out.append(s)
         return out
 
@@ -303,12 +342,12 @@ class BlockCache:
         for _ in range(2):
             while self._victims:
                 s = self._victims.pop()
-                if not self.pins[s] and self.owner[s] is not None:
+                if not self.pins[s] and self.owner_part[s] >= 0:
                     return s
             age = np.where(self.pins > 0, np.iinfo(np.int64).max, self.stamps[:-1])
             pick = np.argpartition(age, group - 1)[:group] if group < self.slots else age.argsort()
             pick = pick[np.argsort(-age[pick], kind="stable")]  # the oldest popped first
-            self._victims = [int(s) for s in pick if self.pins[s] == 0]
+            self._victims = pick[self.pins[pick] == 0].tolist()
         return -1
 
     def acquire(self, part: PagedPart, pages: np.ndarray) -> list[int]:
@@ -337,10 +376,9 @@ class BlockCache:
                     table[missing] = IN_FLIGHT
                     self.pins[slots] = 1
                     self.stamps[slots] = self.stamps[-1]
-                    ref = part.ref
+                    self.owner_part[slots] = part.number
+                    self.owner_page[slots] = missing
                     todo = list(zip(missing.tolist(), slots, strict=True))
-                    for p, slot in todo:
-                        self.owner[slot] = (ref, p)
                 if pinned or todo:
                     break
                 if not waiting and int((self.pins > 0).sum()) <= self.resident_slots:
@@ -348,6 +386,7 @@ class BlockCache:
                 self.lock.wait(0.05)
         error: BaseException | None = None
         done: list[tuple[int, int]] = []
+        failed: list[tuple[int, int]] = []
         if todo:
             # the blocks in contiguous runs, one per reading thread (inflating releases the GIL)
             n = 1 if len(todo) < 8 else READ_THREADS
@@ -363,33 +402,45 @@ class BlockCache:
                 if self._pool is None:
                     self._pool = ThreadPoolExecutor(READ_THREADS, thread_name_prefix="blocks")
                 results = [e for errs in self._pool.map(read_run, runs) for e in errs]
-            failed = []
-            for (p, slot), err in zip(todo, results, strict=True):
+            for item, err in zip(todo, results, strict=True):
                 if err is None:
-                    done.append((p, slot))
+                    done.append(item)
                 else:
-                    failed.append((p, slot))
+                    failed.append(item)
                     error = error or err
         with self.lock:
-            if todo:
-                for p, slot in failed:
-                    if part.pages.shape[0] > p:
-                        part.pages[p] = NOT_CACHED
-                    self._free_slot(slot)
-            for p, slot in done:
-                part.pages[p] = slot  # mapped once its bytes are in place
-                self.reads += 1
-                code = part.code_of_page(p)
-                if code in part.resident and self.resident_slots < self.resident_limit:
-                    self.pins[slot] += 1  # stays: never released
-                    self.resident[slot] = True
-                    self.resident_slots += 1
-            pinned.extend(slot for _, slot in done)
+            table = part.pages
+            if failed:
+                fp, fs = self._still_mine(part, failed)
+                table[fp] = NOT_CACHED
+                self._free_slots(fs)
+            if done:
+                dp, ds = self._still_mine(part, done)  # not freed by a close meanwhile
+                table[dp] = ds  # mapped once their bytes are in place
+                self.reads += len(done)
+                room = self.resident_limit - self.resident_slots
+                if part.resident and room > 0:
+                    stay = ds[part.resident_pages(dp)][:room]
+                    self.pins[stay] += 1  # stays: never released
+                    self.resident[stay] = True
+                    self.resident_slots += stay.shape[0]
+                pinned.extend(ds.tolist())
             self.lock.notify_all()
         if error is not None:
             self.release(pinned)
             raise error
         return pinned
+
+    def _still_mine(
+        self, part: PagedPart, items: list[tuple[int, int]]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The pages and slots of ``items`` (page, slot) whose slots still hold ``part``'s
+        page being read (under the lock): not freed by the part's closing meanwhile."""
+        pg = np.array([p for p, _ in items], dtype=np.int64)
+        sl = np.array([s for _, s in items], dtype=np.int64)
+        ok = (self.owner_part[sl] == part.number) & (self.owner_page[sl] == pg)
+        ok &= pg < part.pages.shape[0]
+        return pg[ok], sl[ok]
 
     def _read(self, part: PagedPart, page: int, slot: int) -> BaseException | None:
         out = self.arena[slot * BLOCK_BYTES : (slot + 1) * BLOCK_BYTES]
@@ -404,16 +455,13 @@ class BlockCache:
         if not slots:
             return
         with self.lock:
-            for s in slots:
-                self.pins[s] -= 1
+            np.subtract.at(self.pins, np.asarray(slots, dtype=np.int64), 1)
             self.lock.notify_all()
 
     def forget(self, part: PagedPart) -> None:
         """Free every slot holding a block of ``part`` (under the lock; the part closes)."""
         with self.lock:
-            for s, own in enumerate(self.owner):
-                if own is not None and own[0] is part.ref:
-                    self._free_slot(s)
+            self._free_slots(np.flatnonzero(self.owner_part == part.number))
             self.lock.notify_all()
 
 
@@ -431,58 +479,34 @@ def default_cache() -> BlockCache:
         return _DEFAULT
 
 
-# --- compiled reads -------------------------------------------------------------------------
-
-
-@njit(cache=True, inline="always")
-def read_entry(meta, arena, pages, stamps, code, entry, tick):
-    """The value at ``entry`` of slice ``code`` (``meta[4096 + code]`` bytes,
-    little-endian), or ``-3 - page`` for a page not in the cache (``-2`` if the slice is
-    not open)."""
-    base = meta[code]
-    if base < 0:
-        return -2
-    width = meta[4096 + code]
-    addr = base + entry * width
-    p = addr >> PAGE_SHIFT
-    if p >= pages.shape[0]:
-        return -3 - p
-    s = pages[p]
-    if s < 0:
-        return -3 - p
-    if stamps[s] != tick:  # written once a batch: a store per probe would bounce the line
-        stamps[s] = tick
-    o = (np.int64(s) << PAGE_SHIFT) | (addr & PAGE_MASK)
-    v = np.int64(arena[o])
-    if width == 2:
-        v |= np.int64(arena[o + 1]) << 8
-    return v
-
-
-@njit(cache=True, inline="always")
-def read_code(meta, arena, pages, stamps, code, entry, tick):
-    """The two-bit WDL code at ``entry`` of slice ``code`` (packed four to a byte), or
-    ``-3 - page`` / ``-2`` as :func:`read_entry`."""
-    base = meta[code]
-    if base < 0:
-        return -2
-    addr = base + (entry >> 2)
-    p = addr >> PAGE_SHIFT
-    if p >= pages.shape[0]:
-        return -3 - p
-    s = pages[p]
-    if s < 0:
-        return -3 - p
-    if stamps[s] != tick:  # written once a batch: a store per probe would bounce the line
-        stamps[s] = tick
-    o = (np.int64(s) << PAGE_SHIFT) | (addr & PAGE_MASK)
-    return (np.int64(arena[o]) >> ((entry & 3) << 1)) & 3
-
-
-@njit(cache=True, inline="always")
-def next_tick(stamps):
-    """Advance the cache's clock (the last element of ``stamps``) and return it: the
-    stamp of every block a probe reads."""
-    t = stamps[-1] + 1
-    stamps[-1] = t
-    return t
+@njit(cache=True)
+def by_page(sel, addr, shift, pages):
+    """``sel`` and ``addr`` grouped by page (``addr >> shift``, below ``pages``; a counting
+    sort, in order within a page), the pages present in order, and where each one's group
+    starts (one more at the end)."""
+    n = addr.shape[0]
+    start = np.zeros(pages + 1, dtype=np.int64)
+    for k in range(n):
+        start[(addr[k] >> shift) + 1] += 1
+    present = 0
+    for p in range(pages):
+        present += start[p + 1] > 0
+        start[p + 1] += start[p]
+    uniq = np.empty(present, dtype=np.int64)
+    bounds = np.empty(present + 1, dtype=np.int64)
+    j = 0
+    for p in range(pages):
+        if start[p + 1] > start[p]:
+            uniq[j] = p
+            bounds[j] = start[p]
+            j += 1
+    bounds[present] = n
+    out_sel = np.empty(n, dtype=sel.dtype)
+    out_addr = np.empty(n, dtype=np.int64)
+    for k in range(n):
+        p = addr[k] >> shift
+        at = start[p]
+        start[p] = at + 1
+        out_sel[at] = sel[k]
+        out_addr[at] = addr[k]
+    return out_sel, out_addr, uniq, bounds

@@ -43,15 +43,7 @@ from numba import njit, prange
 from tablebase.material.index import BINOM, entry_index
 from tablebase.material.slices import UNCODED, Slice, material_code, slice_of_code
 from tablebase.probe.blocks import open_part
-from tablebase.probe.cache import (
-    RESIDENT_PIECES,
-    BlockCache,
-    PagedPart,
-    default_cache,
-    next_tick,
-    read_code,
-    read_entry,
-)
+from tablebase.probe.cache import RESIDENT_PIECES, BlockCache, PagedPart, default_cache
 from tablebase.rules import Move, has_capture, legal_moves, play
 from tablebase.rules.notation import move_text
 from tablebase.rules.outcome import RESULT_NAMES, move_rank
@@ -67,6 +59,14 @@ from tablebase.storage.files import (
     slice_files,
     slice_path,
 )
+from tablebase.storage.paged import (
+    PAGE_SHIFT,
+    WIDTHS,
+    next_tick,
+    read_code,
+    read_entry,
+    value_at,
+)
 from tablebase.storage.values import decode, result_of_code
 from tablebase.storage.wdl import (
     CAPTURE,
@@ -77,6 +77,7 @@ from tablebase.storage.wdl import (
     fold_results,
     gather_results,
     result_quick,
+    results_again,
     turned,
 )
 
@@ -248,36 +249,40 @@ class Tablebase:
             raise DistancesUnavailableError(self.path)
         p = self._position(pos)
         v = self.variant
-        part, c = self._values, self.cache
-        if v.king_move_limit > 0:
+        if v.king_move_limit == 0:  # the common case first: one compiled call when cached
+            c = self.cache
+            code, idx, r = _probe_value(
+                v.squares, v.per_row, p.white_to_move, p.white_men, p.white_kings,
+                p.black_men, p.black_kings, self._values.table, c.arena, c.stamps,
+            )  # fmt: skip
+            if r >= 0:
+                return r
+        else:
             code, idx = _locate(
                 v.squares, v.per_row, p.white_to_move, p.white_men, p.white_kings,
                 p.black_men, p.black_kings, BINOM,
             )  # fmt: skip
-            if code >= 0:
-                idx = _entry_with_runs(p)
+            r = -2
+        return self._value_missing(p, code, idx, r)
 
-            def again() -> int:
-                return _value_at(part.meta, c.arena, part.pages, c.stamps, code, idx)
-
-            r = again() if code >= 0 else -2
-        else:
-            code, idx, r = _probe_value(
-                v.squares, v.per_row, p.white_to_move, p.white_men, p.white_kings,
-                p.black_men, p.black_kings, BINOM,
-                part.meta, c.arena, part.pages, c.stamps,
-            )  # fmt: skip
-            if r >= 0:
-                return int(r)
-
-            def again() -> int:
-                return _value_at(part.meta, c.arena, part.pages, c.stamps, code, idx)
-
+    def _value_missing(self, p: Position, code: int, idx: int, r: int) -> int:
+        """Finish :meth:`probe_byte` of a position of slice ``code`` at entry ``idx`` (the
+        entry without king runs; found again here where the variant has them) whose first
+        read gave ``r``: open its slice, read its block."""
+        part, c = self._values, self.cache
         if code < 0:  # more pieces of a kind than any slice holds
             s = normalise(p)[0]
             if s.wm + s.wk == 0:
                 return 1
             raise MissingSliceError(s.name, self.path, p.fen())
+        if self.variant.king_move_limit > 0:
+            idx = _entry_with_runs(p)
+
+        def again() -> int:
+            return _value_at(part.table, c.arena, c.stamps, code, idx)
+
+        if r == -2 and part.is_open(code):
+            r = again()
         return self._read_one(part, p, code, r, again, 1)
 
     def probe(self, pos: Position | str) -> tuple[int, int | None]:
@@ -295,17 +300,26 @@ class Tablebase:
         v = self.variant
         if v.king_move_limit > 0 and p.king_runs != ((0, 0), (0, 0)):
             return self._wdl_with_runs(p)
+        c = self.cache
+        r = result_quick(
+            self._wdl.table, c.arena, c.stamps, v.neighbours, v.rules,
+            p.white_to_move, p.white_men, p.white_kings, p.black_men, p.black_kings,
+        )  # fmt: skip
+        return r if r > NO_TABLE else self._wdl_missing(p, r)
+
+    def _wdl_missing(self, p: Position, r: int) -> int:
+        """Finish :meth:`probe_wdl` of a position whose first read gave ``r`` (below
+        :data:`NO_TABLE`): open its slice, read its block, or resolve its captures."""
+        v = self.variant
         part, c = self._wdl, self.cache
         wtm = p.white_to_move
         boards = (p.white_men, p.white_kings, p.black_men, p.black_kings)
 
         def quick() -> int:
             return result_quick(
-                part.meta, part.stored, c.arena, part.pages, c.stamps, v.neighbours, v.rules,
-                wtm, *boards,
+                part.table, c.arena, c.stamps, v.neighbours, v.rules, wtm, *boards
             )  # fmt: skip
 
-        r = quick()
         while r <= NO_TABLE:
             if r == NEEDS_CAPTURES:  # a capture position in a slice leaving captures
                 one = [np.array([b], dtype=np.uint64) for b in boards]
@@ -331,12 +345,12 @@ class Tablebase:
         part, c = self._wdl, self.cache
         if not part.is_open(s.code):
             self._open(part, s, p.fen())
-        if not part.stored[s.code] and has_capture(p):
+        if not part.stores_captures(s.code) and has_capture(p):
             return max(-self.probe_wdl(play(p, m)) for m in legal_moves(p))
         e = _entry_with_runs(p)
 
         def again() -> int:
-            return _code_at_entry(part.meta, c.arena, part.pages, c.stamps, s.code, e)
+            return _code_at_entry(part.table, c.arena, c.stamps, s.code, e)
 
         return result_of_code(self._read_one(part, p, s.code, again(), again, -1))
 
@@ -363,19 +377,22 @@ class Tablebase:
     def _batch(
         self, arrays: tuple[np.ndarray, ...], white_to_move: np.ndarray | bool
     ) -> tuple[np.ndarray, ...]:
-        """The bitboards as contiguous uint64 arrays, the side to move as a bool array, and
-        the material codes (after the colour flip); :class:`MissingSliceError` for a
-        position no slice can hold."""
-        v = self.variant
+        """The bitboards as contiguous uint64 arrays and the side to move as a bool array."""
         wm, wk, bm, bk = (np.ascontiguousarray(a, dtype=np.uint64) for a in arrays)
         wtm = np.ascontiguousarray(
             np.broadcast_to(np.asarray(white_to_move, dtype=np.bool_), wm.shape)
         )
-        codes = _codes_batch(wm, wk, bm, bk, wtm, v.squares)
+        return wm, wk, bm, bk, wtm
+
+    def _open_batch(self, part: PagedPart, wm, wk, bm, bk, wtm) -> None:  # type: ignore[no-untyped-def]
+        """Open ``part`` of every slice a batch reaches (done when a first read of the batch
+        found a slice not open: a batch whose slices are open skips it);
+        :class:`MissingSliceError` for a position no slice can hold."""
+        codes = _codes_batch(wm, wk, bm, bk, wtm, self.variant.squares)
         if codes.shape[0] and codes.min() < 0:
             i = int(np.argmin(codes))
             raise MissingSliceError(*self._missing(wm, wk, bm, bk, wtm, i))
-        return wm, wk, bm, bk, wtm, codes
+        self._open_codes(part, codes, lambda: "")
 
     def _missing(self, wm, wk, bm, bk, wtm, i: int) -> tuple[str, Path, str]:  # type: ignore[no-untyped-def]
         v = self.variant
@@ -397,25 +414,27 @@ class Tablebase:
         if not self.has_distances:
             raise DistancesUnavailableError(self.path)
         v = self.variant
-        wm, wk, bm, bk, wtm, codes = self._batch(
+        wm, wk, bm, bk, wtm = self._batch(
             (white_men, white_kings, black_men, black_kings), white_to_move
         )
         part, c = self._values, self.cache
-        self._open_codes(part, codes, lambda: "")
-        present = np.flatnonzero(np.bincount(codes, minlength=4096))
-        wide = bool((part.meta[4096 + present] == 2).any()) if present.shape[0] else False
-        out = np.empty(wm.shape[0], dtype=np.uint16 if wide else np.uint8)
-        every = np.zeros(0, dtype=np.int64)
+        out = np.empty(wm.shape[0], dtype=np.uint16)
 
-        def run(sel: np.ndarray | None) -> tuple[np.ndarray, int]:
+        def run() -> tuple[np.ndarray, int, int, int]:
             return _gather_values(
                 wm, wk, bm, bk, wtm, v.squares, v.per_row, BINOM, v.king_move_limit,
-                part.meta, c.arena, part.pages, c.stamps,
-                every if sel is None else sel, sel is not None, out,
+                part.table, c.arena, c.stamps, out,
             )  # fmt: skip
 
-        part.fill(run)
-        return out
+        def again(sel: np.ndarray, addr: np.ndarray) -> np.ndarray:
+            return _values_again(part.table, c.arena, c.stamps, sel, addr, out)
+
+        need, missed, closed, wide = run()
+        while closed:
+            self._open_batch(part, wm, wk, bm, bk, wtm)
+            need, missed, closed, wide = run()
+        part.fill(need, missed, again, PAGE_SHIFT + 1)
+        return out if wide else out.astype(np.uint8)
 
     def probe_batch_wdl(
         self,
@@ -432,35 +451,36 @@ class Tablebase:
             out = np.where((values.astype(np.int64) - 1) % 2 == 1, 1, -1).astype(np.int8)
             out[values == 0] = 0
             return out
-        wm, wk, bm, bk, wtm, codes = self._batch(
+        wm, wk, bm, bk, wtm = self._batch(
             (white_men, white_kings, black_men, black_kings), white_to_move
         )
-        out = self._wdl_direct(wtm, wm, wk, bm, bk, codes)
+        out = self._wdl_direct(wtm, wm, wk, bm, bk)
         cap = np.flatnonzero(out == CAPTURE)
         if cap.shape[0]:
             out[cap] = self._wdl_captures(wtm[cap], wm[cap], wk[cap], bm[cap], bk[cap])
         return out
 
-    def _wdl_direct(self, wtm, wm, wk, bm, bk, codes=None) -> np.ndarray:  # type: ignore[no-untyped-def]
+    def _wdl_direct(self, wtm, wm, wk, bm, bk) -> np.ndarray:  # type: ignore[no-untyped-def]
         """Results read from the WDL part (int8), :data:`CAPTURE` for the positions that
         must be resolved through their captures."""
         v = self.variant
         part, c = self._wdl, self.cache
-        if codes is None:
-            codes = _codes_batch(wm, wk, bm, bk, wtm, v.squares)
-            if codes.shape[0] and codes.min() < 0:
-                raise MissingSliceError(*self._missing(wm, wk, bm, bk, wtm, int(np.argmin(codes))))
-        self._open_codes(part, codes, lambda: "")
         out = np.empty(wm.shape[0], dtype=np.int8)
-        every = np.zeros(0, dtype=np.int64)
 
-        def run(sel: np.ndarray | None) -> tuple[np.ndarray, int]:
+        def run() -> tuple[np.ndarray, int, int]:
             return gather_results(
-                part.meta, part.stored, v.neighbours, v.rules, BINOM, wtm, wm, wk, bm, bk,
-                every if sel is None else sel, sel is not None, c.arena, part.pages, c.stamps, out,
+                part.table, v.neighbours, v.rules, BINOM, wtm, wm, wk, bm, bk,
+                c.arena, c.stamps, out,
             )  # fmt: skip
 
-        part.fill(run)
+        def again(sel: np.ndarray, addr: np.ndarray) -> np.ndarray:
+            return results_again(part.table, c.arena, c.stamps, sel, addr, out)
+
+        need, missed, closed = run()
+        while closed:
+            self._open_batch(part, wm, wk, bm, bk, wtm)
+            need, missed, closed = run()
+        part.fill(need, missed, again, PAGE_SHIFT + 2)
         return out
 
     def _wdl_captures(self, wtm, wm, wk, bm, bk) -> np.ndarray:  # type: ignore[no-untyped-def]
@@ -538,31 +558,33 @@ def _locate(nsq, width, wtm, wm, wk, bm, bk, binom):
 
 
 @njit(cache=True)
-def _probe_value(nsq, width, wtm, wm, wk, bm, bk, binom, meta, arena, pages, stamps):
+def _probe_value(nsq, width, wtm, wm, wk, bm, bk, table, arena, stamps):
     """(material code, index, value) of a position given as Python ints, the value as
     :func:`read_entry` gives it (-2: the slice is not open; -3 - page: its block is not
-    cached); the code is -1 (value -2) for more pieces of a kind than a slice holds."""
+    cached); the code is -1 (value -2) for more pieces of a kind than a slice holds. The
+    binomials are the module's constant (one array argument fewer: a single probe's call
+    costs about 90 ns per array it passes)."""
     code, idx = _locate_one(
-        nsq, width, wtm, np.uint64(wm), np.uint64(wk), np.uint64(bm), np.uint64(bk), binom, 0
+        nsq, width, wtm, np.uint64(wm), np.uint64(wk), np.uint64(bm), np.uint64(bk), BINOM, 0
     )
     if code < 0:
         return code, idx, -2
     t = next_tick(stamps)
-    return code, idx, read_entry(meta, arena, pages, stamps, code, idx, t)
+    return code, idx, read_entry(table, arena, stamps, code, idx, t)
 
 
 @njit(cache=True)
-def _value_at(meta, arena, pages, stamps, code, idx):
+def _value_at(table, arena, stamps, code, idx):
     """:func:`read_entry` of entry ``idx`` of slice ``code``."""
     t = next_tick(stamps)
-    return read_entry(meta, arena, pages, stamps, code, idx, t)
+    return read_entry(table, arena, stamps, code, idx, t)
 
 
 @njit(cache=True)
-def _code_at_entry(meta, arena, pages, stamps, code, idx):
+def _code_at_entry(table, arena, stamps, code, idx):
     """:func:`read_code` of entry ``idx`` of slice ``code``."""
     t = next_tick(stamps)
-    return read_code(meta, arena, pages, stamps, code, idx, t)
+    return read_code(table, arena, stamps, code, idx, t)
 
 
 @njit(cache=True, parallel=True)
@@ -575,31 +597,57 @@ def _codes_batch(wm, wk, bm, bk, wtm, nsq):
 
 
 @njit(cache=True, parallel=True)
-def _gather_values(
-    wm, wk, bm, bk, wtm, nsq, width, binom, limit, meta, arena, pages, stamps, sel, use_sel, out
-):
-    """``out[i]`` = the value of position ``i`` (those in ``sel`` if ``use_sel``, else all)
-    where its block is cached (1 where the side to move has no pieces); per position
-    probed, the page it lacks (-1 where answered), and how many lack one. Every slice
-    reached must be open."""
+def _gather_values(wm, wk, bm, bk, wtm, nsq, width, binom, limit, table, arena, stamps, out):
+    """``out[i]`` = the value of position ``i`` where its block is cached (1 where the side
+    to move has no pieces); per position, where its block is not cached, its entry's byte
+    address and width as ``address << 1 | (width - 1)`` (-1 where answered); how many lack
+    one, how many reach a slice that is not open (or none: more pieces of a kind than a
+    slice holds; their answers are not written), and how many reach a slice of 16-bit
+    values."""
     t = next_tick(stamps)
-    m = sel.shape[0] if use_sel else wm.shape[0]
+    m = wm.shape[0]
     need = np.empty(m, dtype=np.int64)
     missed = 0
-    for k in prange(m):
-        i = sel[k] if use_sel else np.int64(k)
+    closed = 0
+    wide = 0
+    for i in prange(m):
         code, idx = _locate_one(nsq, width, wtm[i], wm[i], wk[i], bm[i], bk[i], binom, limit)
-        need[k] = -1
+        need[i] = -1
+        if code < 0:
+            closed += 1
+            continue
         if code >> 6 == 0:  # the side to move has no pieces: lost
             out[i] = 1
             continue
-        r = read_entry(meta, arena, pages, stamps, code, idx, t)
+        if table[code] < 0:
+            closed += 1
+            continue
+        w = table[WIDTHS + code]
+        wide += w == 2
+        addr = table[code] + idx * w
+        r = value_at(table, arena, stamps, addr, w, t)
         if r >= 0:
             out[i] = r
         else:
-            need[k] = -3 - r
+            need[i] = (addr << 1) | (w - 1)
             missed += 1
-    return need, missed
+    return need, missed, closed, wide
+
+
+@njit(cache=True)
+def _values_again(table, arena, stamps, sel, need, out):
+    """``out[sel[k]]`` = the entry at ``need[k]`` (as :func:`_gather_values` gives it) where
+    its block is cached; per position, ``need[k]`` where it is not, else -1."""
+    t = next_tick(stamps)
+    rest = np.empty(sel.shape[0], dtype=np.int64)
+    for k in range(sel.shape[0]):
+        r = value_at(table, arena, stamps, need[k] >> 1, (need[k] & 1) + 1, t)
+        if r >= 0:
+            out[sel[k]] = r
+            rest[k] = -1
+        else:
+            rest[k] = need[k]
+    return rest
 
 
 __all__ = [

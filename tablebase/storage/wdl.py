@@ -17,7 +17,8 @@ lengthens runs of equal codes and lets gzip shrink them: see ``docs/FORMAT.md`` 
 figures.
 
 **Probing invariant.** A position's result is its stored code if its slice stores captures
-(``stored[code]``, one flag per material code beside ``offsets``) or the side to move has
+(``table[STORED + code]``, one flag per material code beside its offset,
+:mod:`tablebase.storage.paged`) or the side to move has
 no capture; otherwise it is the best, for the mover, of the negated results of the positions
 after each legal capture. The stored code of a capture position is read only in a slice
 that stores captures.
@@ -43,7 +44,7 @@ from tablebase.rules import movegen as mg
 from tablebase.rules.bits import reversed_bits
 from tablebase.rules.kernel import kernel
 from tablebase.rules.variants import Variant
-from tablebase.storage.chunkio import BLOCK_BYTES
+from tablebase.storage.paged import STORED, code_at, next_tick
 from tablebase.storage.values import wdl_code
 
 DONT_CARE = 3  # transient code while encoding; never stored
@@ -437,13 +438,15 @@ def white_view(nsq, wtm, wm, wk, bm, bk):
 
 
 @kernel
-def locate_rows(offsets, stored, nbr, rules, binom, rows, n, loc):
+def locate_rows(table, nbr, rules, binom, rows, n, loc):
     """``loc[k]`` of the white-to-move positions ``rows[k]`` (wm, wk, bm, bk), ``k < n``:
     the entry in the flat tables counted in two-bit codes (byte ``loc >> 2``), or
     :data:`LOC_LOST`, :data:`LOC_WON`, :data:`LOC_CAPTURE` (both only in a slice that does
-    not store captures) or ``LOC_MISSING - code``. A capture position of such a slice whose
-    opponent has a single piece is won outright, as resolving it would find: any capture
-    takes that piece, and a side without pieces has lost.
+    not store captures) or ``LOC_MISSING - code``; ``table`` is the part's page table
+    (:mod:`tablebase.storage.paged`: the slices' byte offsets and capture flags). A
+    capture position of such a slice whose opponent has a single piece is won outright, as
+    resolving it would find: any capture takes that piece, and a side without pieces has
+    lost.
 
     The one home of these rules, written out in one loop over many positions (a
     :mod:`kernel <tablebase.rules.kernel>`: no reference counting, which doubled the cost of
@@ -454,58 +457,46 @@ def locate_rows(offsets, stored, nbr, rules, binom, rows, n, loc):
             loc[k] = LOC_LOST
             continue
         code = material_code(a, b, c, d)
-        if code == UNCODED or offsets[code] < 0 or (c | d) == 0:
+        if code == UNCODED or table[code] < 0 or (c | d) == 0:
             loc[k] = LOC_MISSING - code  # no black pieces: no slice (the caller reports it)
-        elif not stored[code] and mg.has_capture(nbr, rules, True, a, b, c, d):
+        elif not table[STORED + code] and mg.has_capture(nbr, rules, True, a, b, c, d):
             loc[k] = LOC_WON if (c | d) & ((c | d) - np.uint64(1)) == 0 else LOC_CAPTURE
         else:
-            loc[k] = offsets[code] * 4 + entry_of(rules, binom, a, b, c, d)
+            loc[k] = table[code] * 4 + entry_of(rules, binom, a, b, c, d)
 
 
-PAGE_SHIFT = BLOCK_BYTES.bit_length() - 1  # a block of the cache (tablebase.probe.cache)
-PAGE_MASK = BLOCK_BYTES - 1
 NEEDS_CAPTURES = -10000  # result_quick: must capture; below NO_TABLE
 PAGE_MISS = -20000  # PAGE_MISS - page: the block ``page`` is not in the cache; below the rest
 CAPTURE = 2  # gather_results: the position must capture, in a slice leaving captures
 
 
 @njit(cache=True, inline="always")
-def paged_code(arena, pages, stamps, e, t):
+def paged_code(table, arena, stamps, e, t):
     """+1 / 0 / -1 stored at entry ``e`` (counted in two-bit codes from the part's byte
-    addresses) of a part held in the block cache (``pages[page]``: the slot of a block in
-    ``arena``, negative if it is not cached; :mod:`tablebase.probe.cache`), the block stamped
-    ``t``; ``PAGE_MISS - page`` if its block is not cached."""
-    byte = e >> 2
-    p = byte >> PAGE_SHIFT
-    if p >= pages.shape[0]:
-        return PAGE_MISS - p
-    s = pages[p]
-    if s < 0:
-        return PAGE_MISS - p
-    if stamps[s] != t:  # written once a batch: a store per probe would bounce the line
-        stamps[s] = t
-    c = (np.int64(arena[(np.int64(s) << PAGE_SHIFT) | (byte & PAGE_MASK)]) >> ((e & 3) << 1)) & 3
+    addresses) of a part held in the block cache (:mod:`tablebase.storage.paged`), the
+    block stamped ``t``; ``PAGE_MISS - page`` if its block is not cached."""
+    c = code_at(table, arena, stamps, e, t)
+    if c < 0:
+        return PAGE_MISS - (-3 - c)
     return 1 if c == 1 else (-1 if c == 2 else 0)
 
 
 @njit(cache=True)
-def result_quick(offsets, stored, arena, pages, stamps, nbr, rules, wtm, wm, wk, bm, bk):
+def result_quick(table, arena, stamps, nbr, rules, wtm, wm, wk, bm, bk):
     """The single-probe path (bitboards as plain integers; the index tables are the module
     constants, to keep the call short): the result of a position whose side to move cannot
     capture or whose slice stores captures; ``NO_TABLE - code`` if its slice is not open,
     ``PAGE_MISS - page`` if its block is not cached, :data:`NEEDS_CAPTURES` if it must be
-    resolved through its captures. ``offsets`` are the byte addresses of the slices' parts
-    (``PagedPart.meta``)."""
+    resolved through its captures. ``table`` is the part's page table
+    (:mod:`tablebase.storage.paged`)."""
     wm, wk, bm, bk = np.uint64(wm), np.uint64(wk), np.uint64(bm), np.uint64(bk)
     row = np.empty((1, 4), dtype=np.uint64)
     row[0, 0], row[0, 1], row[0, 2], row[0, 3] = white_view(rules[0], wtm, wm, wk, bm, bk)
     loc = np.empty(1, dtype=np.int64)
-    locate_rows(offsets, stored, nbr, rules, BINOM, row, 1, loc)
+    locate_rows(table, nbr, rules, BINOM, row, 1, loc)
     e = loc[0]
     if e >= 0:
-        t = stamps[-1] + 1
-        stamps[-1] = t
-        return paged_code(arena, pages, stamps, e, t)
+        return paged_code(table, arena, stamps, e, next_tick(stamps))
     if e == LOC_LOST:
         return -1
     if e == LOC_WON:
@@ -527,38 +518,35 @@ BLOCK = 1 << 11  # positions located together
 
 
 @njit(cache=True, parallel=True)
-def gather_results(
-    offsets, stored, nbr, rules, binom, wtm, wm, wk, bm, bk, sel, use_sel, arena, pages, stamps, out
-):
-    """``out[i]`` (+1 / 0 / -1, or :data:`CAPTURE`) of the positions ``i`` of a batch (those
-    in ``sel`` if ``use_sel``, else all), either side to move, whose blocks are cached; per
-    position probed, the page it lacks (-1 where answered), and how many lack one. Every
-    slice the batch reaches must be open (a position of a slice that is not gets 3)."""
-    t = stamps[-1] + 1
-    stamps[-1] = t
-    m = sel.shape[0] if use_sel else wm.shape[0]
+def gather_results(table, nbr, rules, binom, wtm, wm, wk, bm, bk, arena, stamps, out):
+    """``out[i]`` (+1 / 0 / -1, or :data:`CAPTURE`) of the positions ``i`` of a batch,
+    either side to move, whose blocks are cached; per position, where its block is not
+    cached, its entry's address (counted in two-bit codes: the page is ``address >>
+    (PAGE_SHIFT + 2)``; -1 where answered), how many lack one, and how many reach a slice
+    that is not open (or none: more pieces of a kind than a slice holds; they get 3)."""
+    t = next_tick(stamps)
+    m = wm.shape[0]
     need = np.empty(m, dtype=np.int64)
     nsq = rules[0]
     nblk = (m + BLOCK - 1) // BLOCK
     missed = np.zeros(nblk, dtype=np.int64)
+    closed = np.zeros(nblk, dtype=np.int64)
     for blk in prange(nblk):
         lo = blk * BLOCK
         hi = min(m, lo + BLOCK)
         rows = np.empty((hi - lo, 4), dtype=np.uint64)
         loc = np.empty(hi - lo, dtype=np.int64)
-        for k in range(lo, hi):
-            i = sel[k] if use_sel else np.int64(k)
+        for i in range(lo, hi):
             a, b, c, d = white_view(nsq, wtm[i], wm[i], wk[i], bm[i], bk[i])
-            rows[k - lo, 0], rows[k - lo, 1], rows[k - lo, 2], rows[k - lo, 3] = a, b, c, d
-        locate_rows(offsets, stored, nbr, rules, binom, rows, hi - lo, loc)
-        for k in range(lo, hi):  # the gather: nothing between the reads
-            i = sel[k] if use_sel else np.int64(k)
-            e = loc[k - lo]
-            need[k] = -1
+            rows[i - lo, 0], rows[i - lo, 1], rows[i - lo, 2], rows[i - lo, 3] = a, b, c, d
+        locate_rows(table, nbr, rules, binom, rows, hi - lo, loc)
+        for i in range(lo, hi):  # the gather: nothing between the reads
+            e = loc[i - lo]
+            need[i] = -1
             if e >= 0:
-                r = paged_code(arena, pages, stamps, e, t)
+                r = paged_code(table, arena, stamps, e, t)
                 if r <= PAGE_MISS:
-                    need[k] = PAGE_MISS - r
+                    need[i] = e
                     missed[blk] += 1
                 else:
                     out[i] = r
@@ -570,7 +558,25 @@ def gather_results(
                 out[i] = CAPTURE
             else:
                 out[i] = 3
-    return need, missed.sum()
+                closed[blk] += 1
+    return need, missed.sum(), closed.sum()
+
+
+@njit(cache=True)
+def results_again(table, arena, stamps, sel, need, out):
+    """``out[sel[k]]`` = the result at address ``need[k]`` (as :func:`gather_results`
+    gives it) where its block is cached; per position, ``need[k]`` where it is not, else
+    -1."""
+    t = next_tick(stamps)
+    rest = np.empty(sel.shape[0], dtype=np.int64)
+    for k in range(sel.shape[0]):
+        r = paged_code(table, arena, stamps, need[k], t)
+        if r <= PAGE_MISS:
+            rest[k] = need[k]
+        else:
+            out[sel[k]] = r
+            rest[k] = -1
+    return rest
 
 
 @njit(cache=True, inline="always")

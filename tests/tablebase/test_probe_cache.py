@@ -26,7 +26,7 @@ from tablebase.rules import has_capture
 from tablebase.rules.position import Position
 from tablebase.storage.chunkio import BLOCK_BYTES, CRC_SUFFIX, BlockReader
 from tablebase.storage.export import export_database
-from tablebase.storage.files import TableFileError, read_slice, slice_path
+from tablebase.storage.files import TableFileError, read_slice, slice_path, write_parts
 from tablebase.storage.values import decode
 from tests.tablebase.conftest import build_db
 
@@ -140,6 +140,39 @@ def test_captures_resolved_through_a_tiny_cache(db3_international, tmp_path) -> 
             captures += has_capture(pos)
             assert tb.probe_wdl(pos) == want[j], pos.fen()
     assert captures > 0 and tb.cache.evictions > 0
+
+
+def test_two_byte_values_through_a_tiny_cache(db3_international, tmp_path) -> None:
+    """A slice stored with two bytes a value (as one whose distances pass 254 plies is),
+    its values made to need the high byte: through a cache of four blocks, single and batch
+    probes, either side to move, read both bytes (``probe_batch`` gives ``uint16``)."""
+    db = tmp_path / "international"
+    shutil.copytree(db3_international, db)
+    tb0 = tablebase.open(db)
+    v = tb0.variant
+    s = max(tb0.slices(), key=lambda t: t.size(v))
+    tb0.close()
+    values, packed = stored(db, s)
+    wide = values.astype(np.uint16)
+    wide[wide != 0] += 512  # same parity: the same results, distances past one byte
+    with h5py.File(slice_path(db, s), "r") as f:
+        attrs = dict(f.attrs)
+    write_parts(db, v, s, attrs, packed, wide)
+    with h5py.File(slice_path(db, s), "r") as f:
+        assert f["values"].dtype == np.uint16 and f["values"].chunks[0] == BLOCK_BYTES // 2
+    tb = tablebase.open(db, cache=TINY)
+    idx, boards = sample(v, s, 3000, 7)
+    want = wide[idx]
+    assert want.max() > 255
+    got = tb.probe_batch(*boards, True)
+    assert got.dtype == np.uint16
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(tb.probe_batch(*flipped(v, boards), False), want)
+    for j in range(0, idx.shape[0], max(1, idx.shape[0] // 200)):
+        pos = Position(*(int(b[j]) for b in boards), True, v)
+        assert tb.probe_byte(pos) == want[j], pos.fen()
+        assert tb.probe_byte(pos.flipped()) == want[j], pos.fen()
+    assert tb.cache.evictions > 0
 
 
 def as_format_2(src: Path, dst: Path) -> None:
