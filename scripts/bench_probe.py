@@ -29,7 +29,7 @@ prints its lines after these.
 
     python scripts/bench_probe.py DB [--cache 1G] [--positions 5000000] [--pieces 5]
         [--distinct 20000] [--singles 20000] [--batch 2000000] [--runs fit,random]
-        [--wdl WDL_DB] [--peer CHECKOUT] [--no-unbounded]
+        [--wdl WDL_DB] [--peer CHECKOUT [--peer-db DB]] [--no-unbounded]
 """
 
 from __future__ import annotations
@@ -299,6 +299,20 @@ def run_random(args, db: Path, wdl_db: Path, size, label: str) -> dict:  # type:
     return answers
 
 
+def peer_options(args: argparse.Namespace) -> list[str]:
+    """The options of this run for the peer's (its database given apart, no unbounded run)."""
+    out = [f"--cache={args.cache}", f"--positions={args.positions}"]
+    out += [f"--distinct={args.distinct}", f"--singles={args.singles}"]
+    out += [f"--batch={args.batch}", f"--runs={args.runs}", "--no-unbounded"]
+    if args.pieces:
+        out.append(f"--pieces={args.pieces}")
+    if args.wdl:
+        out.append(f"--wdl={args.wdl}")
+    if args.cpu_time:
+        out.append("--cpu-time")
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("db", type=Path)
@@ -316,6 +330,13 @@ def main() -> None:
         "--no-unbounded", action="store_true", help="leave out the runs with an unbounded cache"
     )
     ap.add_argument("--peer", type=Path, default=None, help="run this script on CHECKOUT too")
+    ap.add_argument(
+        "--peer-db",
+        type=Path,
+        default=None,
+        help="the peer's database (default: DB), e.g. "
+        "an older format's copy for a prober that cannot read this one",
+    )
     ap.add_argument(
         "--cpu-time",
         action="store_true",
@@ -353,11 +374,9 @@ def main() -> None:
             raise SystemExit(f"MISMATCH: {name} through the budget and unbounded differ")
     if args.peer is not None:
         env = dict(os.environ, PYTHONPATH=str(args.peer.resolve()))
-        cmd = [sys.executable, __file__, *sys.argv[1:]]
-        at = cmd.index("--peer")
-        del cmd[at : at + 2]
+        cmd = [sys.executable, __file__, str(args.peer_db or args.db), *peer_options(args)]
         print(f"peer: {args.peer} (the same runs, its prober)", flush=True)
-        subprocess.run([*cmd, "--no-unbounded"], env=env, check=True)
+        subprocess.run(cmd, env=env, check=True)
 
 
 if __name__ == "__main__":
