@@ -303,6 +303,20 @@ class BlockCache:
         self.evictions += int(held.sum())
         self.owner_part[slots] = -1
 
+    def _evict_one(self, s: int) -> None:
+        """:meth:`_evict` of one slot, in plain Python (a single probe's miss)."""
+        n = int(self.owner_part[s])
+        if n >= 0:
+            ref = self._parts.get(n)
+            part = None if ref is None else ref()
+            if part is not None:
+                pages = part.pages
+                page = int(self.owner_page[s])
+                if page < pages.shape[0] and pages[page] == s:
+                    pages[page] = NOT_CACHED
+            self.evictions += 1
+            self.owner_part[s] = -1
+
     def _take_slots(self, k: int) -> list[int]:
         """Up to ``k`` slots to fill (under the lock): free ones, then the least recently
         used unpinned ones, evicted (fewer if the rest are pinned). A few slots at a time
@@ -332,7 +346,7 @@ class BlockCache:
             s = self._victim(group)
             if s < 0:
                 break
-            self._evict(np.array([s], dtype=np.int64))
+            self._evict_one(s)
             out.append(s)
         return out
 
@@ -356,6 +370,8 @@ class BlockCache:
         wanted is being read by another thread), reading those not cached; the slots
         pinned, for :meth:`release`. Raises the :class:`TableFileError` of a damaged
         block (nothing left pinned)."""
+        if len(pages) == 1:
+            return self._acquire_one(part, int(pages[0]))
         pinned: list[int] = []
         todo: list[tuple[int, int]] = []
         pages = np.asarray(pages, dtype=np.int64)
@@ -431,6 +447,59 @@ class BlockCache:
             raise error
         return pinned
 
+    def _acquire_one(self, part: PagedPart, page: int) -> list[int]:
+        """:meth:`acquire` of one page, in plain Python: a single probe's miss costs the
+        block's read and little more."""
+        if page >= part.pages.shape[0]:
+            raise IndexError(f"page {page} of {part.name} was never given")
+        with self.lock:
+            while True:
+                table = part.pages
+                s = int(table[page])
+                if s >= 0:
+                    self.pins[s] += 1
+                    return [s]
+                if s == NOT_CACHED:
+                    got = self._take_slots(1)
+                    if got:
+                        slot = got[0]
+                        table[page] = IN_FLIGHT
+                        self.pins[slot] = 1
+                        self.stamps[slot] = self.stamps[-1]
+                        self.owner_part[slot] = part.number
+                        self.owner_page[slot] = page
+                        break
+                    if int((self.pins > 0).sum()) <= self.resident_slots:
+                        raise RuntimeError("block cache: no slot to read a block into")
+                self.lock.wait(0.05)
+        error = self._read(part, page, slot)
+        with self.lock:
+            table = part.pages
+            mine = (
+                page < table.shape[0]
+                and self.owner_part[slot] == part.number
+                and self.owner_page[slot] == page
+            )  # not freed by the part's closing meanwhile
+            pinned = []
+            if mine and error is not None:
+                table[page] = NOT_CACHED
+                self._free_slots(np.array([slot], dtype=np.int64))
+            elif mine:
+                table[page] = slot  # mapped once its bytes are in place
+                self.reads += 1
+                if (
+                    self.resident_slots < self.resident_limit
+                    and int(part._page_code[page]) in part.resident
+                ):
+                    self.pins[slot] += 1  # stays: never released
+                    self.resident[slot] = True
+                    self.resident_slots += 1
+                pinned = [slot]
+            self.lock.notify_all()
+        if error is not None:
+            raise error
+        return pinned
+
     def _still_mine(
         self, part: PagedPart, items: list[tuple[int, int]]
     ) -> tuple[np.ndarray, np.ndarray]:
@@ -455,7 +524,10 @@ class BlockCache:
         if not slots:
             return
         with self.lock:
-            np.subtract.at(self.pins, np.asarray(slots, dtype=np.int64), 1)
+            if len(slots) == 1:
+                self.pins[slots[0]] -= 1
+            else:
+                np.subtract.at(self.pins, np.asarray(slots, dtype=np.int64), 1)
             self.lock.notify_all()
 
     def forget(self, part: PagedPart) -> None:
