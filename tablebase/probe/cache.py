@@ -400,7 +400,7 @@ class BlockCache:
                 if not waiting and int((self.pins > 0).sum()) <= self.resident_slots:
                     raise RuntimeError("block cache: no slot to read a block into")
                 self.lock.wait(0.05)
-        error: BaseException | None = None
+        errors: dict[int, BaseException] = {}  # page -> its read's error
         done: list[tuple[int, int]] = []
         failed: list[tuple[int, int]] = []
         if todo:
@@ -423,13 +423,15 @@ class BlockCache:
                     done.append(item)
                 else:
                     failed.append(item)
-                    error = error or err
+                    errors[item[0]] = err
+        error: BaseException | None = None
         with self.lock:
             table = part.pages
             if failed:
-                fp, fs = self._still_mine(part, failed)
+                fp, fs = self._still_mine(part, failed)  # a closed part's read fails unseen
                 table[fp] = NOT_CACHED
                 self._free_slots(fs)
+                error = errors[int(fp[0])] if fp.shape[0] else None
             if done:
                 dp, ds = self._still_mine(part, done)  # not freed by a close meanwhile
                 table[dp] = ds  # mapped once their bytes are in place
@@ -481,10 +483,12 @@ class BlockCache:
                 and self.owner_page[slot] == page
             )  # not freed by the part's closing meanwhile
             pinned = []
-            if mine and error is not None:
+            if not mine:
+                error = None  # the part closed meanwhile (its files too): the caller asks again
+            elif error is not None:
                 table[page] = NOT_CACHED
                 self._free_slots(np.array([slot], dtype=np.int64))
-            elif mine:
+            else:
                 table[page] = slot  # mapped once its bytes are in place
                 self.reads += 1
                 if (

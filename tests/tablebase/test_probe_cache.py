@@ -349,6 +349,50 @@ def test_wdl_only_probes_from_eight_threads_on_a_fresh_database(db3_internationa
         tb.close()
 
 
+def test_a_database_closed_while_its_block_is_read(db3_international, monkeypatch) -> None:
+    """A database closed by one thread while another reads one of its blocks: the block is
+    not mapped into the closed database's pages (its slot was freed with the rest, its file
+    closed under the read), the probe opens the slice again and answers right, and nothing
+    is left pinned."""
+    from tablebase.probe import blocks
+
+    tb = tablebase.open(db3_international, cache=TINY)
+    v = tb.variant
+    s = max(tb.slices(), key=lambda t: t.size(v))
+    values, _ = stored(db3_international, s)
+    idx, boards = sample(v, s, 10, 3)
+    pos = Position(*(int(b[0]) for b in boards), True, v)
+    reading, go = threading.Event(), threading.Event()
+    real = blocks._Checked.read
+
+    def slow(self, k: int, out: np.ndarray) -> None:  # type: ignore[no-untyped-def]
+        if not go.is_set():
+            reading.set()
+            go.wait(60)
+        real(self, k, out)
+
+    monkeypatch.setattr(blocks._Checked, "read", slow)
+    got: list[object] = []
+
+    def probe() -> None:
+        try:
+            got.append(tb.probe_byte(pos))
+        except Exception as e:  # noqa: BLE001 - compared below
+            got.append(repr(e))
+
+    t = threading.Thread(target=probe)
+    t.start()
+    assert reading.wait(60)
+    tb.close()  # frees the slot being filled and closes the file being read
+    go.set()
+    t.join(60)
+    assert got == [values[idx[0]]]
+    c = tb.cache
+    assert int(c.pins.sum()) == c.resident_slots  # nothing left pinned
+    mapped = tb._values.pages[tb._values.pages >= 0]
+    assert mapped.shape[0] == 1 == np.unique(mapped).shape[0]  # the block read again, once
+
+
 def test_cache_sizes_and_the_default() -> None:
     from tablebase.probe.cache import cache_bytes, default_capacity, machine_memory
 
