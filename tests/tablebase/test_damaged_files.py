@@ -248,20 +248,19 @@ def test_sampled_flips_give_the_right_answer_or_a_table_file_error(db3, reader, 
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    ("reader", "step"), [("read", 1), ("probe", 1), ("verify", 1), ("rule", 1), ("service", 7)]
-)
-def test_every_flipped_byte_gives_the_right_answer_or_a_table_file_error(db3, reader, step) -> None:
-    """Every byte of 0101 flipped, one reader each in a worker process with a time limit;
-    through the service every 7th byte. Every byte through the service (5,595 flips, 844 s
-    on a loaded machine) gave once a worker that died and one that did not answer in 60 s,
-    neither of which came back when those two flips were run again: to be found before
-    the service's every byte is in CI."""
+@pytest.mark.parametrize("reader", ["read", "probe", "verify", "rule", "service"])
+def test_every_flipped_byte_gives_the_right_answer_or_a_table_file_error(db3, reader) -> None:
+    """Every byte of 0101 flipped, one reader each in a worker process with a time limit.
+    The worker's memory stays bounded: the service's worker, an app per flip, once kept every
+    app it made (FastAPI's caches held the endpoints, and they the service with its block
+    cache, 21 MB a flip) until the system killed it at 22 GB or the machine, out of memory,
+    stalled it past the time limit (the dead worker and the hang of issue 40); now it peaks
+    under 1 GB (5,595 flips, 913 s on a loaded machine, 458 s of CPU)."""
     size = slice_path(db3, parse_slice("0101")).stat().st_size
-    offsets = range(0, size, step)
-    r = fuzz(db3, "0101", reader, "--offsets", ",".join(map(str, offsets)), "--timeout", "60")
-    assert r["flips"] == len(offsets)
+    r = fuzz(db3, "0101", reader, "--timeout", "60")
+    assert r["flips"] == size
     assert r["bad"] == {}, r
+    assert r["worker_peak_rss_mb"] < 2048, r
 
 
 # --- the WDL part checked against the values ------------------------------------------------
