@@ -267,10 +267,13 @@ class BlockCache:
         used unpinned ones, evicted (fewer if the rest are pinned). A few slots at a time
         come from a list of the oldest computed for a sixty-fourth of the cache at once;
         many at a time, from one partial sort of the whole cache."""
-        while self._dead:
-            ref = self._dead.pop()
+        if self._dead:  # parts collected since the last time: one pass frees their slots
+            dead = []
+            while self._dead:
+                dead.append(self._dead.pop())
+            gone = {id(ref) for ref in dead}  # ``dead`` keeps the ids unique meanwhile
             for s, own in enumerate(self.owner):
-                if own is not None and own[0] is ref:
+                if own is not None and id(own[0]) in gone:
                     self._free_slot(s)
         take = min(k, len(self._free))
         out = self._free[len(self._free) - take :]
