@@ -16,11 +16,16 @@ one of
   ``table-error`` ruling naming it, for ``service`` a 503 naming it);
 - ``wrong``: another answer (a forged result);
 - ``error:<type>``: another exception;
-- ``hang``: no answer within ``--timeout`` seconds (the worker is killed and restarted);
-- ``crash``: the worker died (a segfault in the HDF5 library).
+- ``hang``: no answer within ``--timeout`` seconds (the worker is asked for its threads'
+  stacks, killed and restarted);
+- ``crash``: the worker died (a segfault in the HDF5 library, or killed by the system).
 
 Only the first two are acceptable. Prints a summary, or with ``--json`` one JSON object
-(``flips``, ``outcomes`` counted, ``bad``: the offsets of the other outcomes)::
+(``flips``, ``outcomes`` counted, ``bad``: the offsets of the other outcomes, ``details``:
+for each hang or crash how the worker ended, its exit status or signal, its peak resident
+size and the last lines of its stderr, with its stacks; ``worker_peak_rss_mb``: the largest
+peak resident size of the workers, a worker that keeps what it no longer needs shows
+here)::
 
     python scripts/fuzz_slice_file.py DB 0101 --reader probe [--step 7] [--timeout 10]
 """
@@ -28,10 +33,12 @@ Only the first two are acceptable. Prints a summary, or with ``--json`` one JSON
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import json
 import os
 import select
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -49,12 +56,19 @@ def _worker(reader: str, db: Path, name: str) -> None:
     from tablebase.material.slices import parse_slice
     from tablebase.storage.files import TableFileError, slice_path
 
+    # the answers go to a private copy of stdout; whatever else writes to stdout (a library's
+    # print, the HDF5 library's C code) goes to stderr and cannot be read as an answer
+    answers = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    faulthandler.enable(all_threads=True)  # a crash leaves its stacks on stderr
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # and a hang, asked by the driver
     s = parse_slice(name)
     path = slice_path(db, s)
     original = path.read_bytes()
     check = _make_reader(reader, db, s)
     expected = check()  # on the undamaged file
-    print("ready", flush=True)
+    print("ready", file=answers, flush=True)
     for line in sys.stdin:
         offset, xor = (int(x) for x in line.split())
         data = bytearray(original)
@@ -71,7 +85,7 @@ def _worker(reader: str, db: Path, name: str) -> None:
             outcome = "table-error" if Path(e.path) == path else "wrong"
         except Exception as e:  # noqa: BLE001 - every other outcome is counted, by type
             outcome = f"error:{type(e).__name__}"
-        print(json.dumps({"offset": offset, "outcome": outcome}), flush=True)
+        print(json.dumps({"offset": offset, "outcome": outcome}), file=answers, flush=True)
 
 
 def _make_reader(reader: str, db: Path, s):
@@ -177,25 +191,31 @@ def _make_reader(reader: str, db: Path, s):
 
 # --- the driver -------------------------------------------------------------------------
 class _Worker:
-    def __init__(self, reader: str, db: Path, name: str) -> None:
+    """The worker process, its stderr kept in a file (the last lines of it go into the report
+    of a flip that hung or crashed)."""
+
+    def __init__(self, reader: str, db: Path, name: str, log: Path) -> None:
         self.args = [sys.executable, __file__, "--worker", reader, str(db), name]
         self.proc: subprocess.Popen | None = None
         self.path = db / f"{name}.h5"
         self.original = self.path.read_bytes()
+        self.log = log
+        self.peak_rss = 0  # bytes: the largest peak resident size of a worker so far
 
     def start(self) -> None:
         self.path.write_bytes(self.original)  # a killed worker left a flipped file
-        self.proc = subprocess.Popen(
-            self.args,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            bufsize=1,
-        )
+        with open(self.log, "wb") as err:
+            self.proc = subprocess.Popen(
+                self.args,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=err,
+                text=True,
+                bufsize=1,
+            )
         line = self._line(600.0)
         if line != "ready":
-            raise RuntimeError(f"the worker did not start (said {line!r})")
+            raise RuntimeError(f"the worker did not start (said {line!r}): {self._tail()}")
 
     def _line(self, timeout: float) -> str | None:
         assert self.proc is not None and self.proc.stdout is not None
@@ -204,24 +224,71 @@ class _Worker:
             return None
         return self.proc.stdout.readline().strip()
 
-    def ask(self, offset: int, xor: int, timeout: float) -> str:
+    def _note_rss(self) -> None:
+        """The worker's peak resident size (``VmHWM``), kept if the largest yet."""
+        assert self.proc is not None
+        try:
+            status = Path(f"/proc/{self.proc.pid}/status").read_text()
+        except OSError:
+            return
+        for row in status.splitlines():
+            if row.startswith("VmHWM:"):
+                self.peak_rss = max(self.peak_rss, int(row.split()[1]) * 1024)
+
+    def _tail(self, since: int = 0, lines: int = 40) -> str:
+        """The last ``lines`` lines the worker wrote to stderr from byte ``since`` on."""
+        try:
+            with open(self.log, "rb") as fh:
+                fh.seek(since)
+                text = fh.read().decode(errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def ask(self, offset: int, xor: int, timeout: float) -> tuple[str, dict | None]:
+        """The outcome of flipping byte ``offset``, and for a hang or a crash how the worker
+        ended (its exit status or signal, its peak resident size, its last words)."""
         if self.proc is None:
             self.start()
         assert self.proc is not None and self.proc.stdin is not None
+        since = self.log.stat().st_size
         try:
             self.proc.stdin.write(f"{offset} {xor}\n")
             self.proc.stdin.flush()
         except BrokenPipeError:
-            self.stop()
-            return "crash"
+            return "crash", self._ended(False, since)
         line = self._line(timeout)
         if line is None:
-            self.stop()
-            return "hang"
+            return "hang", self._ended(True, since)
         if not line:  # end of output: the worker died
-            self.stop()
-            return "crash"
-        return json.loads(line)["outcome"]
+            return "crash", self._ended(False, since)
+        self._note_rss()
+        return json.loads(line)["outcome"], None
+
+    def _ended(self, hung: bool, since: int) -> dict:
+        """Stop the worker (a hung one first asked for every thread's stack) and describe
+        how it ended, with what it wrote to stderr from byte ``since`` (the flip's start)."""
+        assert self.proc is not None
+        self._note_rss()
+        rss = self.peak_rss
+        if hung:
+            if self.proc.poll() is None:
+                self.proc.send_signal(signal.SIGUSR1)  # faulthandler: every thread's stack
+                time.sleep(2.0)
+            code = self.proc.poll()
+        else:
+            try:
+                code = self.proc.wait(30.0)  # it closed its output: it is ending
+            except subprocess.TimeoutExpired:
+                code = None
+        self.stop()
+        if code is None:
+            how = "killed by the fuzz" + (" after the time limit" if hung else "")
+        elif code < 0:
+            how = f"signal {-code} ({signal.Signals(-code).name})"
+        else:
+            how = f"exit status {code}"
+        return {"worker": how, "peak_rss_mb": rss >> 20, "stderr": self._tail(since)}
 
     def stop(self) -> None:
         if self.proc is not None:
@@ -240,22 +307,26 @@ def fuzz(
     timeout: float = 10.0,
 ) -> dict:
     """Flip the bytes of slice ``name`` of ``db`` (a copy is made) one at a time; returns
-    ``{"flips", "outcomes", "bad", "seconds"}`` (see the module docstring)."""
+    ``{"flips", "outcomes", "bad", "details", "worker_peak_rss_mb", "seconds"}`` (see the
+    module docstring)."""
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="fuzz-") as tmp:
         copy = Path(tmp) / db.name
         shutil.copytree(db, copy)
         size = (copy / f"{name}.h5").stat().st_size
         todo = offsets if offsets is not None else list(range(0, size, step))
-        worker = _Worker(reader, copy, name)
+        worker = _Worker(reader, copy, name, Path(tmp) / "worker.stderr")
         outcomes: Counter[str] = Counter()
         bad: dict[str, list[int]] = {}
+        details: dict[int, dict] = {}
         try:
             for offset in todo:
-                outcome = worker.ask(offset, xor, timeout)
+                outcome, ended = worker.ask(offset, xor, timeout)
                 outcomes[outcome] += 1
                 if outcome not in GOOD:
                     bad.setdefault(outcome, []).append(offset)
+                if ended is not None:
+                    details[offset] = ended
         finally:
             worker.stop()
     return {
@@ -265,6 +336,8 @@ def fuzz(
         "flips": len(todo),
         "outcomes": dict(outcomes),
         "bad": bad,
+        "details": details,
+        "worker_peak_rss_mb": worker.peak_rss >> 20,
         "seconds": round(time.perf_counter() - t0, 1),
     }
 
@@ -294,6 +367,13 @@ def main() -> None:
     )
     for outcome, where in sorted(r["bad"].items()):
         print(f"  {outcome}: offsets {where[:20]}{' ...' if len(where) > 20 else ''}")
+    for offset, ended in sorted(r["details"].items()):
+        print(
+            f"  offset {offset}: the worker ended: {ended['worker']}, peak RSS "
+            f"{ended['peak_rss_mb']} MB; its last words:"
+        )
+        print("    " + ended["stderr"].replace("\n", "\n    "))
+    print(f"  the workers' peak resident size: {r['worker_peak_rss_mb']} MB")
     sys.exit(1 if r["bad"] else 0)
 
 

@@ -336,6 +336,12 @@ class Service:
                 return f"the {name} slice file {Path(error.path).name} is damaged: {error.reason}"
         return f"a slice file ({Path(error.path).name}) is damaged: {error.reason}"
 
+    def close(self) -> None:
+        """Close every database's files and drop its blocks from the cache (a later probe
+        opens them again)."""
+        for tb in self.tables.values():
+            tb.close()
+
     # --- /health --------------------------------------------------------------------------
     def health(self) -> dict[str, Any]:
         variants = {}
@@ -638,16 +644,6 @@ def create_app(
     """The FastAPI application serving the databases ``db`` (see the module docstring)."""
     settings = settings or ServiceSettings()
     cache = BlockCache(settings.cache_bytes)  # the service's one budget for table blocks
-    service = Service(open_databases(resolve_databases(db), cache), settings)
-    service.cache = cache
-
-    @asynccontextmanager
-    async def lifespan(app: FastAPI):  # type: ignore[no-untyped-def]
-        service.limiter = anyio.CapacityLimiter(settings.threads)
-        service.probe_limiter = anyio.CapacityLimiter(settings.probe_threads)
-        await service.run(service.warm_up)
-        yield
-
     app = FastAPI(
         title="Draughts adjudication service",
         version="0.1.0",
@@ -655,15 +651,21 @@ def create_app(
             "Rules draughts games with the draw rules and the endgame tables, probes positions, "
             "and serves the endgame explorer at `/`."
         ),
-        lifespan=lifespan,
+        lifespan=_lifespan,
     )
-    app.state.service = service
+    # The endpoints below find the service through the request (``_service``), never as a
+    # variable of this function: FastAPI keeps the endpoint functions in process-wide caches
+    # (4,096 of them), so an endpoint holding the service would keep every app ever made,
+    # each with its block cache, alive long after it is dropped (issue 40: the service's fuzz,
+    # an app per flipped file, grew to 22 GB and was killed by the system).
+    app.state.service = Service(open_databases(resolve_databases(db), cache), settings)
+    app.state.service.cache = cache
     _install_error_handlers(app)
 
     @app.get("/health", tags=["service"])
-    def health() -> dict[str, Any]:
+    def health(request: Request) -> dict[str, Any]:
         """Status, and per variant whether tables are loaded and which slices they hold."""
-        return service.health()
+        return _service(request).health()
 
     @app.get(
         "/probe",
@@ -672,6 +674,7 @@ def create_app(
         responses={**_ERRORS, 404: {"model": ErrorModel, "description": "outside the tables"}},
     )
     async def probe(
+        request: Request,
         fen: Annotated[str, Query(max_length=MAX_FEN, description="the position")],
         variant: Annotated[VariantName, Query()] = VariantName.international,
         elapsed: Annotated[
@@ -683,6 +686,7 @@ def create_app(
         to the end with best play) and every legal move with its value, best first; with
         ``result_under_count`` the value once the count in force (``count``, ``elapsed``
         plies in) is applied: a theoretical win too slow for the count is a draw."""
+        service = _service(request)
         out = await service.run_probe(service.probe, variant.value, fen, elapsed)
         return JSONResponse(out)
 
@@ -713,7 +717,8 @@ def create_app(
         """Rule games: PDN text (the query parameters set the options) or a JSON game
         ``{"variant", "fen", "moves", "options"}`` (or a list of them). Answers one object per
         game, as ``adjudicator rule --json``."""
-        body = await _read_body(request, settings.max_body_bytes)
+        service = _service(request)
+        body = await _read_body(request, service.settings.max_body_bytes)
         if _content_kind(request, body) == "json":
             games = service.parse_json_games(body)
             out = await service.run(service.rule_json, games)
@@ -739,6 +744,25 @@ def create_app(
     return app
 
 
+def _service(request: Request) -> Service:
+    """The service of the app answering ``request``."""
+    return request.app.state.service  # type: ignore[no-any-return]
+
+
+@asynccontextmanager
+async def _lifespan(app: FastAPI):  # type: ignore[no-untyped-def]
+    """Start: the worker threads' limits, and the warm-up (compiling what the endpoints run).
+    End: the tables closed (their files, and their blocks dropped from the cache)."""
+    service: Service = app.state.service
+    service.limiter = anyio.CapacityLimiter(service.settings.threads)
+    service.probe_limiter = anyio.CapacityLimiter(service.settings.probe_threads)
+    await service.run(service.warm_up)
+    try:
+        yield
+    finally:
+        service.close()
+
+
 def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def api_error(request: Request, exc: ApiError) -> JSONResponse:
@@ -757,7 +781,7 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(TableFileError)
     async def table_error(request: Request, exc: TableFileError) -> JSONResponse:
-        message = app.state.service.note_damaged(exc)
+        message = _service(request).note_damaged(exc)
         log.error("database error: %s", exc)
         return JSONResponse({"error": message}, status_code=503)  # the file, not the request
 

@@ -322,10 +322,13 @@ class BlockCache:
         used unpinned ones, evicted (fewer if the rest are pinned). A few slots at a time
         come from a list of the oldest computed for a sixty-fourth of the cache at once;
         many at a time, from one partial sort of the whole cache."""
-        while self._dead:
-            n = self._dead.pop()
-            self._parts.pop(n, None)
-            self._free_slots(np.flatnonzero(self.owner_part == n))
+        if self._dead:  # parts collected since the last time: one pass frees their slots
+            dead = []
+            while self._dead:
+                dead.append(self._dead.pop())
+            for n in dead:
+                self._parts.pop(n, None)
+            self._free_slots(np.flatnonzero(np.isin(self.owner_part, dead)))
         take = min(k, len(self._free))
         out = self._free[len(self._free) - take :]
         del self._free[len(self._free) - take :]
