@@ -46,7 +46,7 @@ log = logging.getLogger("tablebase.build.outofcore")
 
 MANIFEST = "manifest.json"
 FOLDER = ".bands"
-END_STEP_BYTES = 256 << 20  # raw values mapped at a time by the end's steps (mirror, stats)
+END_STEP_BYTES = 64 << 20  # raw values mapped at a time by the end's steps (mirror, stats)
 
 
 def scratch_folder(db: Path, pair: tuple[Slice, ...]) -> Path:
@@ -54,12 +54,16 @@ def scratch_folder(db: Path, pair: tuple[Slice, ...]) -> Path:
     return db / FOLDER / "+".join(s.name for s in pair)
 
 
-def write_memory(variant: Variant, pair: tuple[Slice, ...]) -> int:
-    """Bytes the writing of the pair's largest slice holds (its values one byte each, the
-    file's image, the re-read check: :func:`tablebase.storage.files.write_slice`)."""
-    from tablebase.solve.whole import WRITE_BYTES_PER_ENTRY
+# Bytes per entry the writing of a slice holds besides its values (memory-mapped): the
+# entries that are not positions (1/8), the packed WDL part (1/4), the file's image (its
+# compressed parts, at most 1/2 with the 6-piece ratios), the WDL part read back (1/4)
+WRITE_BYTES_PER_ENTRY_MAPPED = 1.125
 
-    return int((1 + WRITE_BYTES_PER_ENTRY) * max(s.size(variant) for s in pair))
+
+def write_memory(variant: Variant, pair: tuple[Slice, ...]) -> int:
+    """Bytes the writing of the pair's largest slice holds, its values memory-mapped and
+    checked in blocks (:func:`tablebase.storage.files.write_slice`)."""
+    return int(WRITE_BYTES_PER_ENTRY_MAPPED * max(s.size(variant) for s in pair))
 
 
 def task_memory(variant: Variant, p: bands.Plan) -> int:
@@ -348,7 +352,7 @@ def solve_and_write(
         if parent_gone():
             os._exit(1)  # the build that asked for this table is gone: write nothing
         try:
-            write_slice(db, variant, s, values, stats, fen)
+            write_slice(db, variant, s, values, stats, fen, check_in_blocks=True)
         except OSError as e:
             raise SliceWriteError(s.name, str(slice_path(db, s)), describe(e)) from None
         del values

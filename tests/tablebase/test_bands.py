@@ -167,3 +167,65 @@ def test_a_pair_over_the_cap_even_out_of_core_is_refused_before_it_starts(
     )
     assert "Traceback" not in r.stderr
     assert not (db / "1021.h5").exists() and not (db / outofcore.FOLDER).exists()
+
+
+def test_a_build_killed_in_the_middle_of_a_pair_resumes_by_band(tmp_path_factory, tmp_path) -> None:
+    """English 1011+1110 solved out of core in bands of 10 configurations (about 80 bands):
+    the build is killed (``kill -9`` of its process group) once the manifest lists three
+    bands solved; the rerun keeps at least those bands (the log says how many of how many),
+    solves the rest and writes the same tables as the in-memory build, and the scratch
+    folder is gone."""
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    src = session_database(tmp_path_factory, "english", 4)
+    db = tmp_path / "english"
+    shutil.copytree(src, db)
+    names = ("1011", "1110")
+    pair = tuple(parse_slice(n) for n in names)
+    for s in pair:
+        slice_path(db, s).unlink()
+    cap = generator.pair_memory(ENGLISH, pair, db) - 1
+    env = dict(os.environ, **{outofcore.BAND_CONFIGS_ENV: "10"})
+    nbands = len(bands.plan(ENGLISH, pair, 10).bands)
+    assert nbands > 20
+    cmd = [
+        sys.executable, "-m", "tablebase.cli", "generate", "--variant", "english",
+        "--material", "1011", "--memory", str(cap), "--db", str(db), "--jobs", "1",
+    ]  # fmt: skip
+    manifest = outofcore.scratch_folder(db, pair) / outofcore.MANIFEST
+    proc = subprocess.Popen(
+        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
+
+    def bands_done() -> int:
+        try:
+            return len(json.loads(manifest.read_text())["done"])
+        except (OSError, ValueError):
+            return 0
+
+    deadline = time.monotonic() + 600
+    while bands_done() < 3:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    killed_at = bands_done()
+    assert 3 <= killed_at < nbands
+    assert not slice_path(db, pair[0]).exists()
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    import re
+
+    kept = re.search(rf"1011\+1110: (\d+) of {nbands} bands kept from an earlier run", r.stderr)
+    assert kept is not None, r.stderr
+    assert int(kept.group(1)) >= killed_at
+    assert f"band {nbands} of {nbands} solved" in r.stderr
+    for s in pair:
+        assert same_table(slice_path(src, s), slice_path(db, s)), s.name
+    assert not (db / outofcore.FOLDER).exists()
