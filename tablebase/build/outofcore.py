@@ -29,6 +29,7 @@ import json
 import logging
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -83,6 +84,8 @@ def choose_plan(variant: Variant, pair: tuple[Slice, ...], cap: int) -> bands.Pl
     """The plan with the largest bands whose task fits ``cap`` bytes (and at most
     :data:`BAND_CONFIGS_ENV` configurations, where set), None if even bands of one
     configuration do not (:func:`least_memory` says what they need)."""
+    if least_memory(variant, pair) > cap:
+        return None
     size = _largest_group(variant, pair)
     if os.environ.get(BAND_CONFIGS_ENV):
         size = min(size, max(1, int(os.environ[BAND_CONFIGS_ENV])))
@@ -96,8 +99,17 @@ def choose_plan(variant: Variant, pair: tuple[Slice, ...], cap: int) -> bands.Pl
 
 
 def least_memory(variant: Variant, pair: tuple[Slice, ...]) -> int:
-    """The least memory the out-of-core task of ``pair`` needs: bands of one configuration."""
-    return task_memory(variant, bands.plan(variant, pair, 1))
+    """The least memory the out-of-core task of ``pair`` needs: bands of one configuration,
+    each reading at most two configurations per man (a man's two forward steps), so a
+    window of ``1 + 2 * men`` configurations at most (bounded, not planned: a plan of one
+    configuration per band has millions of bands at seven pieces)."""
+    counts = np.array(tuple(pair[0]), dtype=np.int64)
+    from tablebase.solve import men
+
+    kk = men.king_entries(variant.squares, counts, BINOM)
+    window = 1 + 2 * int(counts[0] + counts[2])
+    solve = bands.window_bytes(kk, window, 16) + bands.scratch_bytes(variant, pair)
+    return max(solve, write_memory(variant, pair)) + FIXED_TASK_BYTES
 
 
 def _largest_group(variant: Variant, pair: tuple[Slice, ...]) -> int:
@@ -304,15 +316,16 @@ def solve_and_write(
     pair: tuple[Slice, ...],
     p: bands.Plan,
     wide: bool,
-    threads,
-    parent_gone,
+    threads: Callable[[], int],
+    parent_gone: Callable[[], bool],
+    fen_of: Callable[[Slice, int], str],
 ) -> tuple[tuple[SliceStats, ...], int, int, float]:
     """Solve ``pair`` by the bands of ``p`` in its scratch folder (resuming the bands an
-    earlier run left) and write its files; returns (stats per slice, random accesses, bands
-    kept from an earlier run, seconds of the end: mirror, counts, writing)."""
+    earlier run left) and write its files (``fen_of(slice, entry)``: the FEN of a slice's
+    entry, for its longest win); returns (stats per slice, random accesses, bands kept from
+    an earlier run, seconds of the end: mirror, counts, writing)."""
     import time
 
-    from tablebase.build.task import entry_position
     from tablebase.storage.files import write_slice
 
     scr = Scratch(db, variant, pair, p)
@@ -347,7 +360,7 @@ def solve_and_write(
     out = []
     for s in pair:
         stats, top = slice_stats(scr, s)
-        fen = entry_position(variant, s, stats.longest_win_index).fen() if stats.wins else ""
+        fen = fen_of(s, stats.longest_win_index) if stats.wins else ""
         values = narrow_values(scr, s, top)
         if parent_gone():
             os._exit(1)  # the build that asked for this table is gone: write nothing

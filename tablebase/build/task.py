@@ -416,8 +416,9 @@ def _run_out_of_core(
     wide = dependency_value_bytes(db, pair) == 2
     t_solve = time.perf_counter()
     stats, reads, _, t_end = outofcore.solve_and_write(
-        db, variant, pair, p, wide, lambda: pass_threads(threads), _parent_gone
-    )
+        db, variant, pair, p, wide, lambda: pass_threads(threads), _parent_gone,
+        lambda s, entry: entry_position(variant, s, entry).fen(),
+    )  # fmt: skip
     t_all = time.perf_counter() - t0
     return PairReport(
         tuple(s.name for s in pair),

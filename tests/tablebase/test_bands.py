@@ -123,13 +123,13 @@ def test_task_under_a_cap_solves_by_bands_and_writes_the_same_files(
     english4_without_pair, monkeypatch, caplog
 ) -> None:
     """The pair task with a cap one byte below its in-memory estimate solves by bands
-    (cut to 40 configurations at most) and writes the same tables as the in-memory build;
+    (cut to 400 configurations at most) and writes the same tables as the in-memory build;
     the scratch folder is gone afterwards and the log counts the bands."""
     src, db = english4_without_pair
     pair = tuple(parse_slice(n) for n in PAIR)
     cap = generator.pair_memory(ENGLISH, pair, db) - 1
     assert generator.out_of_core(ENGLISH, pair, cap, db)
-    monkeypatch.setenv(outofcore.BAND_CONFIGS_ENV, "40")
+    monkeypatch.setenv(outofcore.BAND_CONFIGS_ENV, "400")
     nbands = len(outofcore.choose_plan(ENGLISH, pair, cap).bands)
     assert nbands > 10
     with caplog.at_level(logging.INFO, logger="tablebase"):
