@@ -160,15 +160,24 @@ def default_memory() -> int:
     return int(0.85 * available_memory())
 
 
-def check_budget(tasks: list[PairTask], budget: int | None) -> None:
-    """Raise :class:`MemoryBudgetError` for the largest task that alone exceeds ``budget``."""
+def check_budget(
+    tasks: list[PairTask], budget: int | None, out_of_core: frozenset | set = frozenset()
+) -> None:
+    """Raise :class:`MemoryBudgetError` for the largest task that alone exceeds ``budget``
+    (for a pair of ``out_of_core``, its least memory by bands of one configuration)."""
     if budget is None or not tasks:
         return
     worst = max(tasks, key=lambda t: t.memory)
     if worst.memory > budget:
+        how = (
+            " even out of core (bands of one men configuration)"
+            if worst.names in out_of_core
+            else ""
+        )
         raise MemoryBudgetError(
-            f"slice pair {worst.label} needs an estimated {human_bytes(worst.memory)}, more "
-            f"than the memory budget of {human_bytes(budget)} (--memory); nothing was started"
+            f"slice pair {worst.label} needs an estimated {human_bytes(worst.memory)}{how}, "
+            f"more than the memory budget of {human_bytes(budget)} (--memory); nothing was "
+            "started"
         )
 
 
@@ -258,14 +267,7 @@ class LocalScheduler:
     ) -> list[PairReport]:
         # out of core where a pair with men does not fit the budget in memory
         tasks = [self._planned(variant, t) for t in tasks]
-        for t in tasks:
-            if t.names in self._ooc and t.memory > self.memory:
-                raise MemoryBudgetError(
-                    f"slice pair {t.label} needs at least {human_bytes(t.memory)} even out of "
-                    f"core (bands of one men configuration), more than the memory budget of "
-                    f"{human_bytes(self.memory)} (--memory); nothing was started"
-                )
-        check_budget(tasks, self.memory)  # before any worker starts
+        check_budget(tasks, self.memory, self._ooc)  # before any worker starts
         # the workers are spawned, so they inherit no handler: they put their records on
         # this queue, and the parent's handlers write them
         records = mp.get_context("spawn").Queue()
