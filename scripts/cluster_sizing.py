@@ -130,6 +130,48 @@ def main(argv: list[str] | None = None) -> None:
             f"| {'+'.join(s.name for s in p)} | {count(entries)} | {count(deps)} "
             f"| {human(pair_memory(variant, p))} |"
         )
+    out_of_core_table(variant, n, pairs)
+
+
+def out_of_core_table(variant: Variant, n: int, pairs: list) -> None:
+    """The memory of the ``n``-piece pair tasks solved out of core by bands of men
+    configurations (:mod:`tablebase.build.outofcore`): for the pairs the men solver takes,
+    the solve with bands of a whole group of equal advancement (the largest band's window,
+    both parts, plus what it reads: :func:`tablebase.build.outofcore.task_memory` less the
+    writing), the least (bands of one configuration), and the writing of the larger slice,
+    which holds the slice's WDL part and file image in memory."""
+    from tablebase.build import outofcore
+    from tablebase.build.task import by_men
+    from tablebase.solve import bands
+    from tablebase.solve.whole import FIXED_TASK_BYTES
+
+    by_band = [p for p in pairs if by_men(variant, p)]
+    print(
+        f"\nOut of core by bands ({len(by_band)} of the {len(pairs)} {n}-piece pairs are solved "
+        "by men configurations; the others stay in memory). Solve: the largest band of whole "
+        "groups (its window of two- or four-byte state words, both parts, its own "
+        "configurations and those it reads, plus the threads' scratch; the dependencies are "
+        "memory-mapped, page cache). Write: the larger slice's WDL part and file image.\n"
+    )
+    print("| pair | in memory | out of core: solve, bands of a group | solve, least | write |")
+    print("|---|---:|---:|---:|---:|")
+    rows = []
+    for p in by_band:
+        plan = bands.plan(variant, p, 1 << 62)
+        solve = bands.band_memory(variant, plan) + FIXED_TASK_BYTES
+        least = outofcore.least_memory(variant, p) - FIXED_TASK_BYTES
+        least_solve = least if least > outofcore.write_memory(variant, p) else None
+        rows.append((pair_memory(variant, p), p, solve, least_solve))
+    rows.sort(key=lambda r: -r[0])
+    for mem, p, solve, least_solve in rows[:8]:
+        least_txt = "write-bound" if least_solve is None else human(least_solve + FIXED_TASK_BYTES)
+        print(
+            f"| {'+'.join(s.name for s in p)} | {human(mem)} | {human(solve)} | {least_txt} "
+            f"| {human(outofcore.write_memory(variant, p) + FIXED_TASK_BYTES)} |"
+        )
+    if rows:
+        worst = max(r[2] for r in rows)
+        print(f"\nLargest out-of-core solve with group bands: {human(worst)}.")
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ Invariants of :class:`LocalScheduler`:
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import logging
 import multiprocessing as mp
 import os
@@ -43,7 +44,13 @@ from logging.handlers import QueueHandler, QueueListener
 from pathlib import Path
 
 from tablebase.build.faults import BuildError, MemoryBudgetError, describe
-from tablebase.build.task import PairReport, pair_memory, run_pair_task
+from tablebase.build.task import (
+    PairReport,
+    out_of_core,
+    pair_memory,
+    planned_memory,
+    run_pair_task,
+)
 from tablebase.material.slices import Slice, build_pairs, pair_dependencies, parse_slice
 from tablebase.rules.variants import Variant
 
@@ -153,15 +160,24 @@ def default_memory() -> int:
     return int(0.85 * available_memory())
 
 
-def check_budget(tasks: list[PairTask], budget: int | None) -> None:
-    """Raise :class:`MemoryBudgetError` for the largest task that alone exceeds ``budget``."""
+def check_budget(
+    tasks: list[PairTask], budget: int | None, out_of_core: frozenset | set = frozenset()
+) -> None:
+    """Raise :class:`MemoryBudgetError` for the largest task that alone exceeds ``budget``
+    (for a pair of ``out_of_core``, its least memory by bands of one configuration)."""
     if budget is None or not tasks:
         return
     worst = max(tasks, key=lambda t: t.memory)
     if worst.memory > budget:
+        how = (
+            " even out of core (bands of one men configuration)"
+            if worst.names in out_of_core
+            else ""
+        )
         raise MemoryBudgetError(
-            f"slice pair {worst.label} needs an estimated {human_bytes(worst.memory)}, more "
-            f"than the memory budget of {human_bytes(budget)} (--memory); nothing was started"
+            f"slice pair {worst.label} needs an estimated {human_bytes(worst.memory)}{how}, "
+            f"more than the memory budget of {human_bytes(budget)} (--memory); nothing was "
+            "started"
         )
 
 
@@ -239,6 +255,7 @@ class LocalScheduler:
         self.jobs = max(1, jobs or default_jobs())
         self.threads = max(1, threads or (default_jobs() // self.jobs))
         self.memory = memory if memory is not None else default_memory()
+        self._ooc: set[tuple[str, ...]] = set()  # the pairs solved out of core
 
     def run(
         self,
@@ -248,7 +265,9 @@ class LocalScheduler:
         progress: Progress,
         task_fn: Callable[..., PairReport] = run_pair_task,
     ) -> list[PairReport]:
-        check_budget(tasks, self.memory)  # before any worker starts
+        # out of core where a pair with men does not fit the budget in memory
+        tasks = [self._planned(variant, t) for t in tasks]
+        check_budget(tasks, self.memory, self._ooc)  # before any worker starts
         # the workers are spawned, so they inherit no handler: they put their records on
         # this queue, and the parent's handlers write them
         records = mp.get_context("spawn").Queue()
@@ -307,8 +326,10 @@ class LocalScheduler:
                 # set before the new tasks start, so that their first pass has it
                 share.value = thread_share(self.jobs * self.threads, len(running) + len(start))
                 for t in start:
+                    # a pair solved out of core is told the budget its bands are cut for
+                    ooc = {"memory": self.memory} if t.names in self._ooc else {}
                     try:
-                        fut = pool.submit(task_fn, variant.name, t.names, db, self.threads)
+                        fut = pool.submit(task_fn, variant.name, t.names, db, self.threads, **ooc)
                     except BrokenProcessPool as e:
                         # a worker died since the last wait: its task's future says so
                         # below (the build ends naming that pair), nothing more starts;
@@ -341,11 +362,27 @@ class LocalScheduler:
             pool.shutdown(wait=True, cancel_futures=True)
         return reports
 
+    def _planned(self, variant: Variant, t: PairTask) -> PairTask:
+        """``t`` with the memory of its task under the budget: in memory where it fits,
+        else out of core (:func:`tablebase.build.task.planned_memory`), noted in
+        ``self._ooc``."""
+        if t.memory <= self.memory:
+            return t
+        pair = tuple(parse_slice(n) for n in t.names)
+        if not out_of_core(variant, pair, self.memory):
+            return t
+        self._ooc.add(t.names)
+        return dataclasses.replace(t, memory=planned_memory(variant, pair, self.memory))
+
     def _memory_now(self, variant: Variant, db: str, t: PairTask, done: int, total: int) -> int:
         """The estimate of ``t`` with its dependencies' files as they are now (never less
         than the graph's, which counts one byte per dependency entry);
         :class:`MemoryBudgetError` if it alone exceeds the budget."""
-        need = pair_memory(variant, tuple(parse_slice(n) for n in t.names), Path(db))
+        pair = tuple(parse_slice(n) for n in t.names)
+        if t.names in self._ooc:
+            need = planned_memory(variant, pair, self.memory, Path(db))
+        else:
+            need = pair_memory(variant, pair, Path(db))
         if need > self.memory:
             raise MemoryBudgetError(
                 f"slice pair {t.label} needs an estimated {human_bytes(need)} (its "

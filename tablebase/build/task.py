@@ -305,10 +305,43 @@ def pair_complete(db: Path, variant: Variant, pair: tuple[Slice, ...]) -> bool:
     return True
 
 
+def out_of_core(
+    variant: Variant, pair: tuple[Slice, ...], memory: int | None, db: Path | None = None
+) -> bool:
+    """Whether ``pair`` is solved out of core (:mod:`tablebase.build.outofcore`) under the
+    cap ``memory``: a pair solved by men configurations whose in-memory task
+    (:func:`pair_memory`) does not fit it; None: never."""
+    return memory is not None and by_men(variant, pair) and pair_memory(variant, pair, db) > memory
+
+
+def planned_memory(
+    variant: Variant, pair: tuple[Slice, ...], memory: int | None, db: Path | None = None
+) -> int:
+    """The estimated peak memory of the pair's task under the cap ``memory``: in memory
+    where it fits (:func:`pair_memory`), else out of core with the largest bands that fit
+    (:func:`tablebase.build.outofcore.choose_plan`), or, where none fit, the least the
+    out-of-core task needs."""
+    if not out_of_core(variant, pair, memory, db):
+        return pair_memory(variant, pair, db)
+    from tablebase.build import outofcore
+
+    assert memory is not None
+    p = outofcore.choose_plan(variant, pair, memory)
+    if p is None:
+        return outofcore.least_memory(variant, pair)
+    return outofcore.task_memory(variant, p)
+
+
 def run_pair_task(
-    variant_name: str, pair_names: tuple[str, ...], db: str, threads: int = 1
+    variant_name: str,
+    pair_names: tuple[str, ...],
+    db: str,
+    threads: int = 1,
+    memory: int | None = None,
 ) -> PairReport:
-    """Solve and write one slice pair (the scheduler-independent unit of work)."""
+    """Solve and write one slice pair (the scheduler-independent unit of work); out of core,
+    by bands, where the pair does not fit the cap ``memory`` in memory
+    (:func:`out_of_core`)."""
     from tablebase.material.slices import parse_slice
 
     variant = get_variant(variant_name)
@@ -321,6 +354,8 @@ def run_pair_task(
         return PairReport(pair_names, stats, entries, time.perf_counter() - t0, True)
     if threads > 0:
         pass_threads(threads)
+    if out_of_core(variant, pair, memory, dbp):
+        return _run_out_of_core(variant, pair, dbp, threads, memory, t0)
     tables = dependency_tables(dbp, variant, pair)
     t_read = time.perf_counter() - t0
     solution = solve_tables(variant, pair, tables, threads)
@@ -352,6 +387,48 @@ def run_pair_task(
 
 # Set in a scheduler's worker process to the pid of the build it works for.
 PARENT_PID: int | None = None
+
+
+def _parent_gone() -> bool:
+    return PARENT_PID is not None and os.getppid() != PARENT_PID
+
+
+def _run_out_of_core(
+    variant: Variant, pair: tuple[Slice, ...], db: Path, threads: int, memory: int, t0: float
+) -> PairReport:
+    """:func:`run_pair_task` by bands under the cap ``memory``."""
+    from tablebase.build import outofcore
+    from tablebase.build.faults import MemoryBudgetError
+
+    p = outofcore.choose_plan(variant, pair, memory)
+    names = "+".join(s.name for s in pair)
+    if p is None:
+        need = outofcore.least_memory(variant, pair) / (1 << 30)
+        raise MemoryBudgetError(
+            f"slice pair {names} needs at least {need:.1f} GiB even out of core, more "
+            f"than the memory budget of {memory / (1 << 30):.1f} GiB (--memory)"
+        )
+    log.info(
+        "%s: out of core, %d bands of up to %d men configurations (estimated %.1f GiB)",
+        names, len(p.bands), max(b.stop - b.start for b in p.bands),
+        outofcore.task_memory(variant, p) / (1 << 30),
+    )  # fmt: skip
+    wide = dependency_value_bytes(db, pair) == 2
+    t_solve = time.perf_counter()
+    stats, reads, _, t_end = outofcore.solve_and_write(
+        db, variant, pair, p, wide, lambda: pass_threads(threads), _parent_gone,
+        lambda s, entry: entry_position(variant, s, entry).fen(),
+    )  # fmt: skip
+    t_all = time.perf_counter() - t0
+    return PairReport(
+        tuple(s.name for s in pair),
+        stats,
+        sum(s.size(variant) for s in pair),
+        t_all,
+        False,
+        reads,
+        (t_solve - t0, 0.0, t_all - (t_solve - t0) - t_end, t_end),
+    )
 
 
 def _stored_stats(db: Path, s: Slice) -> SliceStats:

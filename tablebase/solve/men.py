@@ -237,6 +237,16 @@ def _merge_flags(local, flags, foff, lo, hi):
 
 
 @njit(cache=True, inline="always")
+def _keep_flags(local, flags, foff, lo, hi):
+    """:func:`_merge_flags`, or where ``flags`` is empty (a band's solve keeps no flag
+    bits) ``local`` zeroed for the next configuration."""
+    if flags.shape[0] > 0:
+        _merge_flags(local, flags, foff, lo, hi)
+    else:
+        local[: ((hi - 1 - foff) >> 3) + 1] = 0
+
+
+@njit(cache=True, inline="always")
 def _fold_exit(w, v):
     """The undecided four-byte word ``w`` with one of its counted moves, a man's step to a
     position of value ``v``, made an exit instead: one count less, and its candidate
@@ -250,15 +260,17 @@ def _fold_exit(w, v):
 
 @njit(cache=True)
 def _men_steps(
-    local, poff, state, goff, gvb, nsq, width, nbr, binom, counts, wm, bm, wks, bks, white
+    local, poff, state, goff, gvb, nsq, width, nbr, binom, counts, wm, bm, wks, bks, white,
+    slots,
 ):  # fmt: skip
     """Every quiet step of ``white``'s men (black's if false) in the configuration of men
     ``wm``, ``bm`` (its entry ``j``'s kings ``wks[j]``, ``bks[j]``), whose part's words start
     at ``poff`` in ``local``: the step made an exit of the undecided positions that have
     it (:func:`_fold_exit`), its value read from the part of the pair at ``goff`` in
     ``state`` (``gvb``-bit words, undecided a draw), in the more advanced configuration the
-    step leads to. For each step the entries are taken in order, and so are the entries it
-    leads to (mostly: the kings' ranks among the free squares move by one at most); returns
+    step leads to (configuration ``r`` at slot ``slots[r]`` of the part). For each step
+    the entries are taken in order, and so are the entries it leads to (mostly: the
+    kings' ranks among the free squares move by one at most); returns
     the values read."""
     kk = wks.shape[0]
     nwk, nbm, nbk = counts[1], counts[2], counts[3]
@@ -288,7 +300,7 @@ def _men_steps(
             wm2 = wm ^ step if white else wm
             bm2 = bm if white else bm ^ step
             men2 = wm2 | bm2
-            base = goff + men_rank(nsq, width, wm2, bm2, nbm, binom) * kk
+            base = goff + slots[men_rank(nsq, width, wm2, bm2, nbm, binom)] * kk
             for a in range(0, kk, d_bk):
                 wk = wks[a]
                 if wk & tbit:
@@ -335,16 +347,20 @@ def _update_local(local, where, m, level, nxt, nn):
 @njit(cache=True)
 def _solve_config(
     state, offw, offb, vals, offsets, nbr, rules, binom, counts, kk, r_men, vb,
-    flags_w, flags_b, sc,
+    flags_w, flags_b, sc, slots,
 ):  # fmt: skip
     """Men configuration ``r_men`` of the pair whose parts start at ``offw`` (white to
-    move) and ``offb`` (black to move) in ``state`` (``vb``-bit words), the configurations
-    it reaches solved; returns (largest value, :data:`OVERFLOW` if one does not fit
+    move) and ``offb`` (black to move) in ``state`` (``vb``-bit words; configuration ``r``
+    at slot ``slots[r]`` of each part: all of the pair in index order, ``slots[r] == r``,
+    or a band's window, :mod:`tablebase.solve.bands`), the configurations it reaches
+    solved; the flag bits go to ``flags_w``, ``flags_b`` unless they are empty (a
+    band's solve keeps none); returns (largest value, :data:`OVERFLOW` if one does not fit
     ``state``; tables read; predecessor visits)."""
     local, lfw, lfb, ev, cnt, todo, nxt, where, wks, bks, init_sc = sc
     nsq = rules[0]
     width = rules[5]
     lo = r_men * kk
+    at = slots[r_men] * kk  # where its words lie in each part
     d_bk = binom[nsq - counts[0] - counts[1] - counts[2], counts[3]]
     head = lo // d_bk  # the men's part of the index times the white kings' placements
     foff = lo - (lo & 7)
@@ -365,9 +381,9 @@ def _solve_config(
                 wks[:0], bks[:0], wm, bm,
             )  # fmt: skip
         for p in range(n2):
-            state[offb + lo + p - kk if p >= kk else offw + lo + p] = 1 << (2 * vb - 1)
-        _merge_flags(lfw, flags_w, foff, lo, lo + kk)
-        _merge_flags(lfb, flags_b, foff, lo, lo + kk)
+            state[offb + at + p - kk if p >= kk else offw + at + p] = 1 << (2 * vb - 1)
+        _keep_flags(lfw, flags_w, foff, lo, lo + kk)
+        _keep_flags(lfb, flags_b, foff, lo, lo + kk)
         return 0, 0, 0
     for j in range(kk):
         if j > 0:
@@ -390,11 +406,12 @@ def _solve_config(
         return OVERFLOW, 0, 0
     # the men's steps: from counted moves to exits, read from the configurations they reach
     r3 = _men_steps(
-        local, 0, state, offb, vb, nsq, width, nbr, binom, counts, wm, bm, wks, bks, True
+        local, 0, state, offb, vb, nsq, width, nbr, binom, counts, wm, bm, wks, bks, True, slots
     )
     r3 += _men_steps(
-        local, kk, state, offw, vb, nsq, width, nbr, binom, counts, wm, bm, wks, bks, False
-    )
+        local, kk, state, offw, vb, nsq, width, nbr, binom, counts, wm, bm, wks, bks, False,
+        slots,
+    )  # fmt: skip
     # 2. levels: the words with work of their own at a level, in buckets by level (an
     # exit's event tagged with a 1 bit), then the positions set at the level before
     maxlev = 0
@@ -471,7 +488,7 @@ def _solve_config(
     top = 0
     for p in range(n2):
         s = np.int64(local[p])
-        g = offb + lo + p - kk if p >= kk else offw + lo + p
+        g = offb + at + p - kk if p >= kk else offw + at + p
         if s & ldec:
             v = s ^ ldec
             if v > dmax:
@@ -480,8 +497,8 @@ def _solve_config(
             top = max(top, v)
         else:
             state[g] = 0
-    _merge_flags(lfw, flags_w, foff, lo, lo + kk)
-    _merge_flags(lfb, flags_b, foff, lo, lo + kk)
+    _keep_flags(lfw, flags_w, foff, lo, lo + kk)
+    _keep_flags(lfb, flags_b, foff, lo, lo + kk)
     return top, r1 + r2 + r3, visits
 
 
@@ -498,10 +515,11 @@ def _next_config(taken):
 @njit(cache=True, parallel=True)
 def solve_group(
     state, offw, offb, vals, offsets, nbr, rules, binom, counts, kk, configs, vb,
-    flags_w, flags_b, threads, scratch,
+    flags_w, flags_b, threads, scratch, slots,
 ):  # fmt: skip
     """The men configurations ``configs`` (of equal advancement, the more advanced ones
-    solved) of the pair at ``offw``/``offb`` in ``state``, in parallel on ``threads``
+    solved) of the pair at ``offw``/``offb`` in ``state`` (configuration ``r`` at slot
+    ``slots[r]`` of each part, see :func:`_solve_config`), in parallel on ``threads``
     threads (at most the rows of ``scratch``, :func:`config_scratch`), each taking the next
     configuration left as it finishes one; returns (largest value, :data:`OVERFLOW` if one
     does not fit the state word; tables read; predecessor visits)."""
@@ -521,7 +539,7 @@ def solve_group(
                 break
             t, r, v = _solve_config(
                 state, offw, offb, vals, offsets, nbr, rules, binom, counts, kk,
-                configs[i], vb, flags_w, flags_b, sc,
+                configs[i], vb, flags_w, flags_b, sc, slots,
             )  # fmt: skip
             if t == OVERFLOW:
                 out[c, 0] = OVERFLOW
@@ -556,12 +574,13 @@ def solve_pair(
     order, groups = config_order(nsq, width, counts, BINOM)
     kk = king_entries(nsq, counts, BINOM)
     scratch = config_scratch(kk, numba.config.NUMBA_NUM_THREADS)
+    slots = np.arange(len(order), dtype=np.int64)  # all of the pair, in index order
     top = reads = 0
     for g in range(len(groups) - 1):
         n = threads()
         t, r, v = solve_group(
             state, offw, offb, vals, offsets, variant.neighbours, variant.rules, BINOM, counts,
-            kk, order[groups[g] : groups[g + 1]], vb, flags_w, flags_b, n, scratch,
+            kk, order[groups[g] : groups[g + 1]], vb, flags_w, flags_b, n, scratch, slots,
         )  # fmt: skip
         if t >= OVERFLOW:
             raise OverflowError(
@@ -572,21 +591,26 @@ def solve_pair(
 
 
 @njit(cache=True, parallel=True)
-def to_file_order(part, out, part_flags, out_flags, nsq, width, counts, binom, nchunks):
+def to_file_order(
+    part, out, part_flags, out_flags, nsq, width, counts, binom, nchunks, c0=0, c1=-1
+):  # fmt: skip
     """:func:`tablebase.solve.whole.to_file_order` for a pair solved by men configurations (the
     same result): the colour mirror's part ``part`` (entry ``i``: board ``i`` of the slice of
     ``counts``, black to move) into the mirror slice's index order in ``out``, with its
-    flag bits (``out_flags`` zeroed). Configuration by configuration: the colour flip takes
-    a men configuration to one of the mirror's, a run of as many entries, so the men are
-    ranked once per configuration, each entry's kings only, and the writes stay in one run
-    (in the cache where a configuration fits) instead of reading the part at random."""
+    flag bits (``out_flags`` zeroed; none where ``part_flags`` is empty); only the men
+    configurations ``c0..c1`` (``c1`` -1: to the last). Configuration by configuration:
+    the colour flip takes a men configuration to one of the mirror's, a run of as many
+    entries, so the men are ranked once per configuration, each entry's kings only, and the
+    writes stay in one run (in the cache where a configuration fits) instead of reading the
+    part at random."""
     free = nsq - counts[0] - counts[2]
     kk = king_entries(nsq, counts, binom)
-    n_conf = part.shape[0] // kk
+    n_conf = part.shape[0] // kk if c1 < 0 else c1
+    keep = part_flags.shape[0] > 0
     d_bk = binom[free - counts[3], counts[1]]  # the mirror's black kings are our white ones
-    step = (n_conf + nchunks - 1) // nchunks
+    step = (n_conf - c0 + nchunks - 1) // nchunks
     for c in prange(nchunks):  # a run of configurations each, the cursor walking on
-        r0 = c * step
+        r0 = c0 + c * step
         r1 = min(n_conf, r0 + step)
         if r0 >= r1:
             continue
@@ -600,10 +624,10 @@ def to_file_order(part, out, part_flags, out_flags, nsq, width, counts, binom, n
             foff = base - (base & 7)
             if wm & bm:  # not positions, nor are their mirrors: 0, flagged
                 out[base : base + kk] = 0
-                for k in range(kk):
+                for k in range(kk if keep else 0):
                     b = base + k - foff
                     local[b >> 3] |= np.uint8(1 << (b & 7))
-                _merge_flags(local, out_flags, foff, base, base + kk)
+                _keep_flags(local, out_flags, foff, base, base + kk)
                 if r + 1 < r1:  # over its entries, to the next configuration
                     cursor_start(lo + kk, nsq, width, counts, binom, cur)
                     cursor_boards(nsq, width, counts, cur, 0, boards, free1, free2)
@@ -620,10 +644,10 @@ def to_file_order(part, out, part_flags, out_flags, nsq, width, counts, binom, n
                 )
                 out[base + k] = part[lo + j]
                 i = lo + j
-                if (part_flags[i >> 3] >> (i & 7)) & 1:
+                if keep and (part_flags[i >> 3] >> (i & 7)) & 1:
                     b = base + k - foff
                     local[b >> 3] |= np.uint8(1 << (b & 7))
-            _merge_flags(local, out_flags, foff, base, base + kk)
+            _keep_flags(local, out_flags, foff, base, base + kk)
             if r + 1 < r1:  # on to the next configuration's first entry
                 ch = cursor_next(nsq, width, counts, cur)
                 cursor_boards(nsq, width, counts, cur, ch, boards, free1, free2)

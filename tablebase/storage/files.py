@@ -122,10 +122,14 @@ def write_slice(
     example_fen: str,
     dont_care: np.ndarray | None = None,
     captures: bool = True,
+    check_in_blocks: bool = False,
 ) -> Path:
     """Write both parts of slice ``s`` (its WDL part derived from ``values``) to ``db``
     atomically; returns the final path. ``values`` is ``uint8`` or ``uint16``, stored in
     the narrowest of the two that holds them (:func:`tablebase.storage.values.narrowed`).
+    ``check_in_blocks``: the values written are checked a block at a time
+    (:func:`check_values_in_blocks`), not read back whole (values larger than the task's
+    memory, memory-mapped).
 
     The WDL part stores every position's code, capture positions included (``captures``
     True, the default; the entries that are not positions are found here). ``captures``
@@ -140,7 +144,9 @@ def write_slice(
     values = narrowed(values)
     packed = encode_wdl(variant, s, values, numba.get_num_threads(), dont_care, captures)
     attrs = slice_attrs(variant, s, stats, example_fen, dtw_histogram(values))
-    return write_parts(db, variant, s, attrs, packed, values, captures)
+    return write_parts(
+        db, variant, s, attrs, packed, values, captures, check_in_blocks=check_in_blocks
+    )
 
 
 def slice_attrs(
@@ -176,6 +182,7 @@ def write_parts(
     values: np.ndarray | None = None,
     captures: bool = True,
     wdl_codec: str = WDL_CODEC,
+    check_in_blocks: bool = False,
 ) -> Path:
     """Write a slice file from its attributes and parts (``values`` None: a WDL-only file;
     ``captures``: the WDL part stores capture positions' codes, flagged on the dataset;
@@ -222,7 +229,9 @@ def write_parts(
     del image
     try:  # re-read and check before the file gets its final name
         read_wdl(tmp, variant, s)
-        if values is not None:
+        if values is not None and check_in_blocks:
+            check_values_in_blocks(tmp, variant, s)
+        elif values is not None:
             read_slice(tmp, variant, s)
     except TableFileError:
         tmp.unlink(missing_ok=True)
@@ -463,6 +472,31 @@ def read_slice(
     if check and checksum(values[:size].astype(stored, copy=False)) != digest:
         raise TableFileError(path, "checksum mismatch: the values were altered or damaged")
     return values
+
+
+CHECK_BLOCK_ENTRIES = 1 << 24  # values read at a time by check_values_in_blocks
+
+
+def check_values_in_blocks(path: Path | str, variant: Variant, s: Slice) -> None:
+    """The checks of :func:`read_slice` (the file whole, its attributes, the values against
+    their checksum) with the values read and hashed :data:`CHECK_BLOCK_ENTRIES` at a time,
+    never held whole; raises :class:`TableFileError` as it does."""
+    path = Path(path)
+    size = s.size(variant)
+    with open_slice_file(path) as f:
+        _check_attrs(path, _file_attrs(path, f), variant, s)
+        if DATASET not in f:
+            raise TableFileError(path, "has no values part")
+        ds = f[DATASET]
+        if ds.dtype not in (np.uint8, np.uint16) or ds.shape != (size,):
+            raise TableFileError(path, f"dataset has shape {ds.shape} {ds.dtype}")
+        h = hashlib.sha256()
+        for a in range(0, size, CHECK_BLOCK_ENTRIES):
+            block = ds[a : min(size, a + CHECK_BLOCK_ENTRIES)]
+            h.update(np.ascontiguousarray(block.astype(ds.dtype.newbyteorder("="))).view(np.uint8))
+        digest = _plain(ds.attrs.get("sha256"))
+    if h.hexdigest() != digest:
+        raise TableFileError(path, "checksum mismatch: the values were altered or damaged")
 
 
 def read_wdl(

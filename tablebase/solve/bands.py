@@ -1,0 +1,324 @@
+"""Out-of-core solving of a pair with men: bands of men configurations, solved values on disk.
+
+:mod:`tablebase.solve.men` solves a pair one men configuration at a time, the groups of
+equal advancement from the most advanced down; a configuration reads only its own entries
+and those of configurations of the group before (one man's step more advanced), besides
+the smaller slices its captures and promotions reach. So the pair need not be in memory:
+
+* a **band** is a run of at most ``band_configs`` consecutive configurations of one group
+  (in :func:`tablebase.solve.men.config_order`'s order, which ranks them within a group);
+  the bands of a pair are its groups cut so, solved in order;
+* **in memory** while a band is solved: a *window* of state words, both parts of the band's
+  own configurations and of the configurations of the group before that its men's steps
+  reach (:func:`reached_configs`), each configuration at a slot of the window
+  (:func:`tablebase.solve.men._solve_config` reads configuration ``r`` at ``slots[r]``),
+  plus the threads' configuration scratch (as in memory) and the dependencies' pages
+  that the band touches;
+* **on disk**, in the pair's scratch folder: the solved values of each part as raw
+  ``uint16`` (:data:`PARTS`; the black-to-move part in the first slice's board order, as
+  the solver lays it out), written as each band finishes and read back, configuration by
+  configuration, as the window of a later band; the mirror's part is put into its own
+  index order at the end (:func:`mirror_values`), configurations at a time.
+
+A word read back from a value ``v`` is ``DEC | v`` (``v > 0``) or ``0`` (a draw): exactly
+what :func:`tablebase.solve.men._men_steps` reads from the in-memory state (which holds
+``DEC`` for entries that are not positions and ``0`` for undecided draws, both read as a
+draw). Every configuration is solved by the same kernel from the same inputs, so the
+values equal those of the in-memory solve (``tests/tablebase/test_bands.py``).
+
+**Memory bound** (:func:`band_memory`): the largest window of the plan, ``2 * (own +
+reached) * K`` words of 2 bytes (4 where a band's undecided words overflow and it is
+solved again with four-byte words), plus the scratch; the dependencies are memory-mapped
+raw values (:mod:`tablebase.build.bands`), whose pages are dropped after each band.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+from tablebase.material.index import BINOM, _unrank_colex, lowest_square, men_rank
+from tablebase.material.slices import Slice
+from tablebase.rules.variants import Variant
+from tablebase.solve import men
+from tablebase.solve.whole import OVERFLOW, _count_value, state_dtype
+
+PARTS = ("white", "black")  # the raw value files of a pair's parts, by side to move
+RAW_DTYPE = np.uint16  # a solved value on disk (a decided state word holds up to 15 bits)
+
+
+@njit(cache=True)
+def reached_configs(nsq, width, nbr, counts, binom, configs):
+    """The men configurations (sorted ranks) that one quiet step of a man (not a promotion)
+    leads to from the configurations ``configs`` of the slice of ``counts``: what a band of
+    them reads of the pair (:func:`tablebase.solve.men._men_steps`). Configurations that are
+    not positions (two men on a square) read nothing."""
+    a = nsq - width
+    nbm = counts[2]
+    n_bm = binom[a, nbm]
+    one = np.uint64(1)
+    low = (one << np.uint64(width)) - one  # white men's promotion row
+    high = low << np.uint64(nsq - width)  # black men's
+    out = np.empty(configs.shape[0] * 2 * (counts[0] + counts[2]) * 2 + 1, dtype=np.int64)
+    n = 0
+    for i in range(configs.shape[0]):
+        r = configs[i]
+        wm = _unrank_colex(np.int64(r // n_bm), counts[0], a, binom) << np.uint64(width)
+        bm = _unrank_colex(np.int64(r % n_bm), nbm, a, binom)
+        if wm & bm:
+            continue
+        men_ = wm | bm
+        for white in (True, False):
+            movers = wm if white else bm
+            promo = low if white else high
+            d0 = 0 if white else 2
+            while movers:
+                f = lowest_square(movers)
+                movers &= movers - one
+                for d in range(d0, d0 + 2):
+                    t = nbr[f, d]
+                    if t < 0:
+                        continue
+                    tbit = one << np.uint64(t)
+                    if (men_ | promo) & tbit:
+                        continue
+                    step = (one << np.uint64(f)) | tbit
+                    wm2 = wm ^ step if white else wm
+                    bm2 = bm if white else bm ^ step
+                    out[n] = men_rank(nsq, width, wm2, bm2, nbm, binom)
+                    n += 1
+    return np.unique(out[:n])
+
+
+@njit(cache=True, parallel=True)
+def load_words(raw, state, off, ranks, first, kk, vb):
+    """The values of configurations ``ranks`` (``raw``: a part's values, configuration ``r``
+    at ``r * kk``) into ``state`` as decided words, at slots ``first, first + 1, ...`` of the
+    part at ``off``; a draw is 0."""
+    dec = 1 << (2 * vb - 1)
+    for i in prange(ranks.shape[0]):
+        src = ranks[i] * kk
+        dst = off + (first + i) * kk
+        for j in range(kk):
+            v = np.int64(raw[src + j])
+            state[dst + j] = dec | v if v else 0
+
+
+@njit(cache=True, parallel=True)
+def store_values(state, off, raw, ranks, kk, vb):
+    """The solved words of the configurations ``ranks`` (slots ``0, 1, ...`` of the part at
+    ``off`` in ``state``) into ``raw`` as values (undecided: 0, a draw)."""
+    dec = 1 << (2 * vb - 1)
+    for i in prange(ranks.shape[0]):
+        src = off + i * kk
+        dst = ranks[i] * kk
+        for j in range(kk):
+            s = np.int64(state[src + j])
+            raw[dst + j] = s ^ dec if s & dec else 0
+
+
+@dataclass(frozen=True)
+class Band:
+    """Band ``number`` of a pair: configurations ``start..stop`` of its order (all of one
+    group, ``group``), and the configurations of the group before that they read."""
+
+    number: int
+    group: int
+    start: int
+    stop: int
+    reads: np.ndarray
+
+    def window_configs(self) -> int:
+        """Configurations whose words the band's window holds (per part)."""
+        return self.stop - self.start + len(self.reads)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A pair's bands: the pair, its configurations in solving order, the king placements
+    of each (``kk``), and its bands in order."""
+
+    pair: tuple[Slice, ...]
+    order: np.ndarray
+    kk: int
+    bands: tuple[Band, ...]
+
+    @property
+    def largest_window(self) -> int:
+        return max(b.window_configs() for b in self.bands)
+
+
+def _counts(s: Slice) -> np.ndarray:
+    return np.array(tuple(s), dtype=np.int64)
+
+
+def plan(variant: Variant, pair: tuple[Slice, ...], band_configs: int) -> Plan:
+    """The bands of ``pair`` with at most ``band_configs`` configurations each: every group
+    of equal advancement cut into the fewest bands of equal size."""
+    nsq, width = variant.squares, variant.per_row
+    counts = _counts(pair[0])
+    order, groups = men.config_order(nsq, width, counts, BINOM)
+    kk = men.king_entries(nsq, counts, BINOM)
+    bands = []
+    for g in range(len(groups) - 1):
+        a, b = int(groups[g]), int(groups[g + 1])
+        pieces = -(-(b - a) // max(1, band_configs))
+        cuts = [a + (b - a) * k // pieces for k in range(pieces + 1)]
+        for lo, hi in zip(cuts, cuts[1:], strict=False):
+            reads = reached_configs(nsq, width, variant.neighbours, counts, BINOM, order[lo:hi])
+            bands.append(Band(len(bands), g, lo, hi, reads))
+    return Plan(pair, order, kk, tuple(bands))
+
+
+def window_bytes(kk: int, configs: int, vb: int = 8) -> int:
+    """Bytes of a window of ``configs`` configurations per part (both parts) of ``kk``
+    king placements, with ``2 * vb``-bit words."""
+    return 2 * configs * kk * np.dtype(state_dtype(vb)).itemsize
+
+
+def scratch_bytes(variant: Variant, pair: tuple[Slice, ...]) -> int:
+    """The threads' configuration scratch (:func:`tablebase.solve.men.config_scratch`)."""
+    per = men.scratch_bytes(variant.squares, _counts(pair[0]), BINOM)
+    return per * numba.config.NUMBA_NUM_THREADS
+
+
+def band_memory(variant: Variant, p: Plan) -> int:
+    """The most a band of plan ``p`` holds in memory: its window of two-byte words (a band
+    whose words overflow is solved again with four-byte ones, in a window twice the size:
+    counted), and the threads' scratch."""
+    return window_bytes(p.kk, p.largest_window, 16) + scratch_bytes(variant, p.pair)
+
+
+class BandSolveError(RuntimeError):
+    """A band's values do not fit even four-byte state words."""
+
+
+def solve_band(
+    variant: Variant,
+    pair: tuple[Slice, ...],
+    p: Plan,
+    band: Band,
+    vals: np.ndarray,
+    offsets: np.ndarray,
+    raws: tuple[np.ndarray, np.ndarray],
+    threads: Callable[[], int],
+) -> tuple[int, int]:
+    """Solve ``band`` of plan ``p`` from its dependencies (``vals``, ``offsets``) and the
+    values of the configurations it reads (``raws``: each part's raw values), and write its
+    values into ``raws``; returns (largest value, random accesses)."""
+    for vb in (8, 16):
+        got = _solve_band(variant, pair, p, band, vals, offsets, raws, threads, vb)
+        if got is not None:
+            return got
+    raise BandSolveError(
+        f"a value does not fit the 32-bit state word in {pair[0].name} (band {band.number})"
+    )
+
+
+def _solve_band(variant, pair, p, band, vals, offsets, raws, threads, vb):
+    kk = p.kk
+    own = p.order[band.start : band.stop]
+    nslots = band.window_configs()
+    slots = np.full(len(p.order), -1, dtype=np.int64)
+    slots[own] = np.arange(len(own))
+    slots[band.reads] = np.arange(len(own), nslots)
+    state = np.empty(2 * nslots * kk, dtype=state_dtype(vb))
+    offb = nslots * kk
+    # a white man's step reads the black-to-move part, and the other way round
+    load_words(raws[0], state, 0, band.reads, len(own), kk, vb)
+    load_words(raws[1], state, offb, band.reads, len(own), kk, vb)
+    scratch = men.config_scratch(kk, numba.config.NUMBA_NUM_THREADS)
+    none = np.zeros(0, dtype=np.uint8)
+    counts = _counts(pair[0])
+    n = threads()
+    top, reads, visits = men.solve_group(
+        state, 0, offb, vals, offsets, variant.neighbours, variant.rules, BINOM, counts, kk,
+        own, vb, none, none, n, scratch, slots,
+    )  # fmt: skip
+    if top >= OVERFLOW:
+        return None
+    store_values(state, 0, raws[0], own, kk, vb)
+    store_values(state, offb, raws[1], own, kk, vb)
+    return int(top), int(reads) + int(visits)
+
+
+def mirror_values(
+    variant: Variant,
+    pair: tuple[Slice, ...],
+    black: np.ndarray,
+    out: np.ndarray,
+    c0: int,
+    c1: int,
+    threads: int,
+) -> None:
+    """Configurations ``c0..c1`` of the black-to-move part ``black`` (raw values in the first
+    slice's board order) into the mirror slice's index order in ``out``
+    (:func:`tablebase.solve.men.to_file_order`)."""
+    none = np.zeros(0, dtype=np.uint8)
+    men.to_file_order(
+        black, out, none, none, variant.squares, variant.per_row, _counts(pair[0]), BINOM,
+        max(1, threads) * 8, c0, c1,
+    )  # fmt: skip
+
+
+def solve_bands(
+    variant: Variant,
+    pair: tuple[Slice, ...],
+    p: Plan,
+    vals: np.ndarray,
+    offsets: np.ndarray,
+    raws: Callable[[], tuple[np.ndarray, np.ndarray]],
+    threads: Callable[[], int],
+    done: Callable[[Band], bool] = lambda band: False,
+    finished: Callable[[Band, int, int], None] = lambda band, top, reads: None,
+) -> None:
+    """Solve the bands of plan ``p`` in order, each but those ``done`` says are solved
+    already; ``raws()`` gives each part's raw values (configuration ``r`` at ``r * kk``:
+    memory-mapped files, or arrays) for the next band, ``finished(band, top, reads)`` is
+    called once a band's values are in them."""
+    for band in p.bands:
+        if done(band):
+            continue
+        top, reads = solve_band(variant, pair, p, band, vals, offsets, raws(), threads)
+        finished(band, top, reads)
+
+
+@njit(cache=True, parallel=True)
+def range_counts(values, nsq, width, counts, binom, kk, c0, c1):
+    """:func:`tablebase.solve.whole.value_counts` over the men configurations ``c0..c1`` of a
+    slice of ``counts`` without king runs (``values``: the slice's, indexed by entry):
+    ``(positions, wins,
+    losses, largest win value, first entry holding it)``; a configuration whose men share a
+    square holds no position."""
+    a = nsq - width
+    n_bm = binom[a, counts[2]]
+    n = c1 - c0
+    out = np.zeros((max(n, 1), 5), dtype=np.int64)
+    for i in prange(n):
+        r = c0 + i
+        wm = _unrank_colex(np.int64(r // n_bm), counts[0], a, binom) << np.uint64(width)
+        bm = _unrank_colex(np.int64(r % n_bm), counts[2], a, binom)
+        if wm & bm:
+            continue
+        wins = losses = top = 0
+        for j in range(r * kk, (r + 1) * kk):
+            wins, losses, top = _count_value(np.int64(values[j]), wins, losses, top)
+        out[i, 0] = kk
+        out[i, 1] = wins
+        out[i, 2] = losses
+        out[i, 3] = top
+    top = out[:, 3].max()
+    first = -1
+    if top > 0:
+        i = 0
+        while out[i, 3] < top:
+            i += 1
+        for j in range((c0 + i) * kk, (c0 + i + 1) * kk):
+            if values[j] == top:
+                first = j
+                break
+    return out[:, 0].sum(), out[:, 1].sum(), out[:, 2].sum(), top, first

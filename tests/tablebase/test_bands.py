@@ -1,0 +1,230 @@
+"""Out-of-core solving by bands of men configurations (:mod:`tablebase.solve.bands`,
+:mod:`tablebase.build.outofcore`): the same values as the in-memory solve on every pair of
+three and four pieces with men, in every variant with the men solver, cut into several
+bands; the task under a cap that the in-memory solve does not fit writes the same files;
+a pair that does not fit the cap even out of core is refused before anything starts."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tablebase.build import outofcore
+from tablebase.build import task as generator
+from tablebase.material.index import BINOM
+from tablebase.material.slices import build_pairs, parse_slice
+from tablebase.rules.variants import BRAZILIAN, ENGLISH, INTERNATIONAL, RUSSIAN, Variant
+from tablebase.solve import bands, men
+from tablebase.storage.files import slice_path
+from tests.conftest import session_database, tablebase_cli
+from tests.tablebase.conftest import same_table
+
+VARIANTS = (ENGLISH, INTERNATIONAL, RUSSIAN, BRAZILIAN)
+
+
+def men_pairs(variant: Variant) -> list:
+    """The pairs of three and four pieces that the men solver takes."""
+    return [p for p in build_pairs(4) if sum(tuple(p[0])) >= 3 and generator.by_men(variant, p)]
+
+
+def groups_of(variant: Variant, pair) -> np.ndarray:
+    counts = np.array(tuple(pair[0]), dtype=np.int64)
+    return men.config_order(variant.squares, variant.per_row, counts, BINOM)[1]
+
+
+def solved_by_bands(variant, pair, deps, band_configs):
+    """The values of both slices of ``pair`` solved by bands of ``band_configs``, each part
+    held as raw values in memory, and the plan."""
+    p = bands.plan(variant, pair, band_configs)
+    n = len(p.order) * p.kk
+    raws = (np.zeros(n, bands.RAW_DTYPE), np.zeros(n, bands.RAW_DTYPE))
+    threads = lambda: generator.pass_threads(2)  # noqa: E731
+    bands.solve_bands(variant, pair, p, deps.vals, deps.offsets, lambda: raws, threads)
+    mirror = np.zeros(n, bands.RAW_DTYPE)
+    bands.mirror_values(variant, pair, raws[1], mirror, 0, len(p.order), 2)
+    return raws[0], mirror, p
+
+
+@pytest.mark.parametrize(
+    "variant",
+    # English in the quick tier; the others build a 2-4 database each: the slower tier
+    [VARIANTS[0], *(pytest.param(v, marks=pytest.mark.slow) for v in VARIANTS[1:])],
+    ids=lambda v: v.name,
+)
+def test_every_pair_by_bands_equals_the_in_memory_solve(tmp_path_factory, variant) -> None:
+    """Every pair of three and four pieces with men that the men solver takes, cut into
+    bands of half its largest group (so that some groups are two bands and more): both
+    slices' values equal those of the in-memory solve from the same dependencies."""
+    db = session_database(tmp_path_factory, variant.name, 4)
+    pairs = men_pairs(variant)
+    assert len(pairs) >= 4
+    for pair in pairs:
+        deps = generator.dependency_tables(db, variant, pair)
+        whole = generator.solve_tables(variant, pair, deps, 2)
+        groups = groups_of(variant, pair)
+        size = max(1, int(np.diff(groups).max()) // 2)
+        white, mirror, p = solved_by_bands(variant, pair, deps, size)
+        assert len(p.bands) > len(groups) - 1, pair  # some group cut into several bands
+        name = "+".join(s.name for s in pair)
+        np.testing.assert_array_equal(white, whole.view(pair[0]), err_msg=name)
+        np.testing.assert_array_equal(mirror, whole.view(pair[1]), err_msg=name)
+
+
+def test_a_band_reads_only_configurations_one_step_more_advanced() -> None:
+    """English 1011+1110, the configuration of white man rank 7 and black man rank 20:
+    what its band reads is exactly the configurations one quiet step of either man away
+    (promotions leave the pair), found here by moving each man by hand."""
+    from tablebase.material.index import _unrank_colex, men_rank
+
+    variant = ENGLISH
+    pair = (parse_slice("1011"), parse_slice("1110"))
+    counts = np.array(tuple(pair[0]), dtype=np.int64)
+    nsq, width = variant.squares, variant.per_row
+    a = nsq - width
+    n_bm = int(BINOM[a, 1])
+    r = 7 * n_bm + 20  # white man of rank 7, black man of rank 20
+    got = bands.reached_configs(nsq, width, variant.neighbours, counts, BINOM, np.array([r]))
+    wm = int(_unrank_colex(np.int64(7), 1, a, BINOM)) << width
+    bm = int(_unrank_colex(np.int64(20), 1, a, BINOM))
+    assert wm & bm == 0
+    want = set()
+    for white, movers, dirs in ((True, wm, (0, 1)), (False, bm, (2, 3))):
+        f = movers.bit_length() - 1
+        for d in dirs:
+            t = int(variant.neighbours[f, d])
+            if t < 0 or (wm | bm) >> t & 1:
+                continue
+            if white and t < width or not white and t >= nsq - width:
+                continue  # a promotion leaves the pair
+            w2, b2 = (wm ^ (1 << f) ^ (1 << t), bm) if white else (wm, bm ^ (1 << f) ^ (1 << t))
+            want.add(int(men_rank(nsq, width, np.uint64(w2), np.uint64(b2), 1, BINOM)))
+    assert set(got.tolist()) == want and len(want) >= 2
+
+
+PAIR = ("1021", "2110")  # English, 4 pieces, solved by men configurations
+
+
+@pytest.fixture
+def english4_without_pair(tmp_path_factory, tmp_path) -> tuple[Path, Path]:
+    """The English 2-4 database, and a copy of it without PAIR's files."""
+    src = session_database(tmp_path_factory, "english", 4)
+    db = tmp_path / "english"
+    shutil.copytree(src, db)
+    for name in PAIR:
+        (db / f"{name}.h5").unlink()
+    return src, db
+
+
+def test_task_under_a_cap_solves_by_bands_and_writes_the_same_files(
+    english4_without_pair, monkeypatch, caplog
+) -> None:
+    """The pair task with a cap one byte below its in-memory estimate solves by bands
+    (cut to 400 configurations at most) and writes the same tables as the in-memory build;
+    the scratch folder is gone afterwards and the log counts the bands."""
+    src, db = english4_without_pair
+    pair = tuple(parse_slice(n) for n in PAIR)
+    cap = generator.pair_memory(ENGLISH, pair, db) - 1
+    assert generator.out_of_core(ENGLISH, pair, cap, db)
+    monkeypatch.setenv(outofcore.BAND_CONFIGS_ENV, "400")
+    nbands = len(outofcore.choose_plan(ENGLISH, pair, cap).bands)
+    assert nbands > 10
+    with caplog.at_level(logging.INFO, logger="tablebase"):
+        report = generator.run_pair_task("english", PAIR, str(db), 2, memory=cap)
+    assert not report.skipped
+    for s in pair:
+        assert same_table(slice_path(src, s), slice_path(db, s)), s.name
+    assert not (db / outofcore.FOLDER).exists()
+    assert f"band {nbands} of {nbands} solved" in caplog.text
+
+
+def test_a_pair_over_the_cap_even_out_of_core_is_refused_before_it_starts(
+    english4_without_pair,
+) -> None:
+    """``generate --material 1021 --memory 200M``: the pair's in-memory task (256 MiB of
+    interpreter and libraries alone) and its out-of-core task by bands of one configuration
+    exceed the cap; the build stops before any worker starts with one line naming the least
+    memory it needs, and writes nothing."""
+    _, db = english4_without_pair
+    pair = tuple(parse_slice(n) for n in PAIR)
+    least = outofcore.least_memory(ENGLISH, pair)
+    r = tablebase_cli(
+        "generate", "--variant", "english", "--material", "1021", "--memory", "200M",
+        "--db", str(db), check=False,
+    )  # fmt: skip
+    assert r.returncode != 0
+    lines = [x for x in r.stderr.splitlines() if "INFO" not in x and x.strip()]
+    assert len(lines) == 1, r.stderr  # besides the log's line naming the build
+    need = f"{least / (1 << 20):.1f} MiB"
+    want = f"error: slice pair 1021+2110 needs an estimated {need} even out of core"
+    assert lines[0].startswith(want), lines[0]
+    assert lines[0].endswith(
+        "more than the memory budget of 200.0 MiB (--memory); nothing was started"
+    )
+    assert "Traceback" not in r.stderr
+    assert not (db / "1021.h5").exists() and not (db / outofcore.FOLDER).exists()
+
+
+def test_a_build_killed_in_the_middle_of_a_pair_resumes_by_band(tmp_path_factory, tmp_path) -> None:
+    """English 1011+1110 solved out of core in bands of 10 configurations (about 80 bands):
+    the build is killed (``kill -9`` of its process group) once the manifest lists three
+    bands solved; the rerun keeps at least those bands (the log says how many of how many),
+    solves the rest and writes the same tables as the in-memory build, and the scratch
+    folder is gone."""
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    src = session_database(tmp_path_factory, "english", 4)
+    db = tmp_path / "english"
+    shutil.copytree(src, db)
+    names = ("1011", "1110")
+    pair = tuple(parse_slice(n) for n in names)
+    for s in pair:
+        slice_path(db, s).unlink()
+    cap = generator.pair_memory(ENGLISH, pair, db) - 1
+    env = dict(os.environ, **{outofcore.BAND_CONFIGS_ENV: "10"})
+    nbands = len(bands.plan(ENGLISH, pair, 10).bands)
+    assert nbands > 20
+    cmd = [
+        sys.executable, "-m", "tablebase.cli", "generate", "--variant", "english",
+        "--material", "1011", "--memory", str(cap), "--db", str(db), "--jobs", "1",
+    ]  # fmt: skip
+    manifest = outofcore.scratch_folder(db, pair) / outofcore.MANIFEST
+    proc = subprocess.Popen(
+        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
+
+    def bands_done() -> int:
+        try:
+            return len(json.loads(manifest.read_text())["done"])
+        except (OSError, ValueError):
+            return 0
+
+    deadline = time.monotonic() + 600
+    while bands_done() < 3:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    killed_at = bands_done()
+    assert 3 <= killed_at < nbands
+    assert not slice_path(db, pair[0]).exists()
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    import re
+
+    kept = re.search(rf"1011\+1110: (\d+) of {nbands} bands kept from an earlier run", r.stderr)
+    assert kept is not None, r.stderr
+    assert int(kept.group(1)) >= killed_at
+    assert f"band {nbands} of {nbands} solved" in r.stderr
+    for s in pair:
+        assert same_table(slice_path(src, s), slice_path(db, s)), s.name
+    assert not (db / outofcore.FOLDER).exists()
