@@ -46,6 +46,9 @@ from tablebase.storage.values import value_dtype
 log = logging.getLogger("tablebase.build.outofcore")
 
 MANIFEST = "manifest.json"
+# The attribute of the log records that say how far a pair is: (pair, bands done, bands);
+# a build's progress display reads it (:class:`tablebase.build.schedule.BandRelay`)
+BAND_PROGRESS = "band_progress"
 FOLDER = ".bands"
 END_STEP_BYTES = 64 << 20  # raw values mapped at a time by the end's steps (mirror, stats)
 
@@ -333,7 +336,10 @@ def solve_and_write(
     names = "+".join(s.name for s in pair)
     nb = len(p.bands)
     if kept:
-        log.info("%s: %d of %d bands kept from an earlier run", names, kept, nb)
+        log.info(
+            "%s: %d of %d bands kept from an earlier run", names, kept, nb,
+            extra={BAND_PROGRESS: (names, kept, nb)},
+        )  # fmt: skip
     vals, offsets = scr.dependencies(db, wide)
     del vals
     solved = [kept]
@@ -344,7 +350,10 @@ def solve_and_write(
     def finished(band: bands.Band, top: int, reads: int) -> None:
         scr.record(band, top, reads, scr.raws())
         solved[0] += 1
-        log.info("%s: band %d of %d solved (%d bands done)", names, band.number + 1, nb, solved[0])
+        log.info(
+            "%s: band %d of %d solved (%d bands done)", names, band.number + 1, nb, solved[0],
+            extra={BAND_PROGRESS: (names, solved[0], nb)},
+        )  # fmt: skip
 
     for band in p.bands:  # each band with its own mappings, let go of after it
         if scr.done(band):

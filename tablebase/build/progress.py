@@ -1,8 +1,10 @@
 """Progress of a build: a ``tqdm`` bar on a terminal, one log line per pair otherwise.
 
 Both show the slices done of the total, the solving rate in index entries per second and
-the estimated time left. Pairs found complete on disk ("verified, kept") count as done but
-not towards the rate, and their entries leave the amount still to solve.
+the estimated time left; a pair solved out of core shows its bands done of its bands (on the
+bar beside the pair's name; in the log, a line per band from the worker). Pairs found
+complete on disk ("verified, kept") count as done but not towards the rate, and their
+entries leave the amount still to solve.
 """
 
 from __future__ import annotations
@@ -108,6 +110,7 @@ class TerminalProgress(LogProgress):
     def start(self, total: int, entries: int) -> None:
         super().start(total, entries)
         self.running: list[str] = []
+        self.bands: dict[str, tuple[int, int]] = {}  # pairs out of core: bands done, bands
         self.bar = tqdm(
             total=entries,
             unit=" entries",
@@ -124,11 +127,16 @@ class TerminalProgress(LogProgress):
         self.running.append(task.label)
         self._describe()
 
+    def band(self, label: str, done: int, total: int) -> None:
+        self.bands[label] = (done, total)
+        self._describe()
+
     def done(self, task: PairTask, report: PairReport) -> None:
         self.count += 1
         self.tally.add(report)
         if task.label in self.running:
             self.running.remove(task.label)
+        self.bands.pop(task.label, None)
         if report.skipped:  # nothing to solve there: out of the amount and the rate
             self.bar.total -= report.entries
             self.bar.refresh()
@@ -140,8 +148,15 @@ class TerminalProgress(LogProgress):
         self.bar.set_description_str(
             f"slices {self.tally.slices_done}/{self._slices_total()}", refresh=False
         )
-        running = " ".join(self.running[:4])
+        running = " ".join(self._running(label) for label in self.running[:4])
         self.bar.set_postfix_str(f"running {running}" if running else "")
+
+    def _running(self, label: str) -> str:
+        """``1221+2112`` or, out of core, ``1221+2112 (bands 7/25)``."""
+        if label not in self.bands:
+            return label
+        done, total = self.bands[label]
+        return f"{label} (bands {done}/{total})"
 
     def finish(self) -> None:
         self.bar.close()

@@ -44,6 +44,7 @@ from logging.handlers import QueueHandler, QueueListener
 from pathlib import Path
 
 from tablebase.build.faults import BuildError, MemoryBudgetError, describe
+from tablebase.build.outofcore import BAND_PROGRESS
 from tablebase.build.task import (
     PairReport,
     out_of_core,
@@ -193,11 +194,30 @@ class Progress:
     def done(self, task: PairTask, report: PairReport) -> None:
         pass
 
+    def band(self, label: str, done: int, total: int) -> None:
+        """Pair ``label``, solved out of core, has ``done`` of its ``total`` bands solved."""
+
     def finish(self) -> None:
         pass
 
     def abort(self) -> None:
         """The build stopped before the end (a failure, an interrupt)."""
+
+
+class BandRelay(logging.Handler):
+    """Pass the band progress that worker log records carry (the attribute
+    :data:`tablebase.build.outofcore.BAND_PROGRESS`) to ``progress.band``; other records are
+    left to the other handlers."""
+
+    def __init__(self, progress: Progress) -> None:
+        super().__init__(logging.DEBUG)
+        self.progress = progress
+
+    def emit(self, record: logging.LogRecord) -> None:
+        got = getattr(record, BAND_PROGRESS, None)
+        if got is not None:
+            label, done, total = got
+            self.progress.band(label, done, total)
 
 
 def thread_share(total: int, running: int) -> int:
@@ -271,7 +291,9 @@ class LocalScheduler:
         # the workers are spawned, so they inherit no handler: they put their records on
         # this queue, and the parent's handlers write them
         records = mp.get_context("spawn").Queue()
-        listener = QueueListener(records, *logging.getLogger().handlers, respect_handler_level=True)
+        listener = QueueListener(
+            records, *logging.getLogger().handlers, BandRelay(progress), respect_handler_level=True
+        )
         listener.start()
         try:
             reports = self._run(variant, tasks, db, progress, task_fn, records)

@@ -141,6 +141,40 @@ def test_task_under_a_cap_solves_by_bands_and_writes_the_same_files(
     assert f"band {nbands} of {nbands} solved" in caplog.text
 
 
+def test_a_build_shows_the_bands_of_a_pair_out_of_core(
+    english4_without_pair, monkeypatch, caplog
+) -> None:
+    """A local build of PAIR under a cap that sends it out of core, in bands of 400
+    configurations: the build's progress hears of every band from the worker process, in
+    order, the last saying all bands are done; the bar shows them beside the pair's name."""
+    import io
+    import sys
+
+    from tablebase.build.progress import TerminalProgress
+    from tablebase.build.schedule import LocalScheduler, graph_for_pairs
+
+    _, db = english4_without_pair
+    pair = tuple(parse_slice(n) for n in PAIR)
+    cap = generator.pair_memory(ENGLISH, pair, db) - 1
+    monkeypatch.setenv(outofcore.BAND_CONFIGS_ENV, "400")
+    nbands = len(outofcore.choose_plan(ENGLISH, pair, cap).bands)
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+
+    class Recorded(TerminalProgress):
+        def band(self, label: str, done: int, total: int) -> None:
+            super().band(label, done, total)
+            heard.append((label, done, total, self.bar.postfix))
+
+    heard: list = []
+    with caplog.at_level(logging.INFO, logger="tablebase"):  # the CLI's level
+        LocalScheduler(jobs=1, threads=2, memory=cap).run(
+            ENGLISH, graph_for_pairs(ENGLISH, [pair]), str(db), Recorded(slices_total=2)
+        )
+    label = "+".join(PAIR)
+    assert [h[:3] for h in heard] == [(label, k, nbands) for k in range(1, nbands + 1)]
+    assert heard[-1][3] == f"running {label} (bands {nbands}/{nbands})"
+
+
 def test_a_pair_over_the_cap_even_out_of_core_is_refused_before_it_starts(
     english4_without_pair,
 ) -> None:
