@@ -138,8 +138,9 @@ def out_of_core_table(variant: Variant, n: int, pairs: list) -> None:
     configurations (:mod:`tablebase.build.outofcore`): for the pairs the men solver takes,
     the solve with bands of a whole group of equal advancement (the largest band's window,
     both parts, plus what it reads: :func:`tablebase.build.outofcore.task_memory` less the
-    writing), the least (bands of one configuration), and the writing of the larger slice,
-    which holds the slice's WDL part and file image in memory."""
+    writing), the least (bands of one configuration), and the writing of the slices, which
+    holds nothing of a slice's size (its parts are memory-mapped files, the file is built
+    on disk)."""
     from tablebase.build import outofcore
     from tablebase.build.task import by_men
     from tablebase.solve import bands
@@ -151,7 +152,7 @@ def out_of_core_table(variant: Variant, n: int, pairs: list) -> None:
         "by men configurations; the others stay in memory). Solve: the largest band of whole "
         "groups (its window of two- or four-byte state words, both parts, its own "
         "configurations and those it reads, plus the threads' scratch; the dependencies are "
-        "memory-mapped, page cache). Write: the larger slice's WDL part and file image.\n"
+        "memory-mapped, page cache). Write: the slices' files, their parts memory-mapped.\n"
     )
     print("| pair | in memory | out of core: solve, bands of a group | solve, least | write |")
     print("|---|---:|---:|---:|---:|")

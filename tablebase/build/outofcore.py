@@ -58,16 +58,18 @@ def scratch_folder(db: Path, pair: tuple[Slice, ...]) -> Path:
     return db / FOLDER / "+".join(s.name for s in pair)
 
 
-# Bytes per entry the writing of a slice holds besides its values (memory-mapped): the
-# entries that are not positions (1/8), the packed WDL part (1/4), the file's image (its
-# compressed parts, at most 1/2 with the 6-piece ratios), the WDL part read back (1/4)
-WRITE_BYTES_PER_ENTRY_MAPPED = 1.125
-
-
 def write_memory(variant: Variant, pair: tuple[Slice, ...]) -> int:
-    """Bytes the writing of the pair's largest slice holds, its values memory-mapped and
-    checked in blocks (:func:`tablebase.storage.files.write_slice`)."""
-    return int(WRITE_BYTES_PER_ENTRY_MAPPED * max(s.size(variant) for s in pair))
+    """Bytes the writing of the pair's slices holds with ``scratch``
+    (:func:`tablebase.storage.files.write_slice`): a block of the check read back (two-byte
+    values, and their copy hashed), nothing of the size of a slice. The values, the bits
+    of the entries that are not positions and the packed WDL part are memory-mapped files
+    (page cache) and the file is built on disk; the few MiB that do not grow with the
+    slice (the value histogram's counts per thread, the compression's look-ahead of a few
+    16 KiB chunks per thread, HDF5's chunk cache) are in
+    :data:`tablebase.solve.whole.FIXED_TASK_BYTES`, as for a task in memory."""
+    from tablebase.storage.files import CHECK_BLOCK_ENTRIES
+
+    return 4 * min(CHECK_BLOCK_ENTRIES, max(s.size(variant) for s in pair))
 
 
 def task_memory(variant: Variant, p: bands.Plan) -> int:
@@ -374,7 +376,7 @@ def solve_and_write(
         if parent_gone():
             os._exit(1)  # the build that asked for this table is gone: write nothing
         try:
-            write_slice(db, variant, s, values, stats, fen, check_in_blocks=True)
+            write_slice(db, variant, s, values, stats, fen, scratch=scr.folder)
         except OSError as e:
             raise SliceWriteError(s.name, str(slice_path(db, s)), describe(e)) from None
         del values

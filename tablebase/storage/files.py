@@ -122,14 +122,18 @@ def write_slice(
     example_fen: str,
     dont_care: np.ndarray | None = None,
     captures: bool = True,
-    check_in_blocks: bool = False,
+    scratch: Path | None = None,
 ) -> Path:
     """Write both parts of slice ``s`` (its WDL part derived from ``values``) to ``db``
     atomically; returns the final path. ``values`` is ``uint8`` or ``uint16``, stored in
     the narrowest of the two that holds them (:func:`tablebase.storage.values.narrowed`).
-    ``check_in_blocks``: the values written are checked a block at a time
-    (:func:`check_values_in_blocks`), not read back whole (values larger than the task's
-    memory, memory-mapped).
+
+    ``scratch``: a folder for a slice larger than the task's memory (its values
+    memory-mapped): nothing of the size of the slice is then held in memory. The bits of
+    the entries that are not positions and the packed WDL part are memory-mapped files
+    there (removed after), the file is built on disk (:func:`write_parts`), and both
+    parts are checked a block at a time (:func:`check_part_in_blocks`), not read back
+    whole.
 
     The WDL part stores every position's code, capture positions included (``captures``
     True, the default; the entries that are not positions are found here). ``captures``
@@ -138,15 +142,33 @@ def write_slice(
     the entries whose WDL code is never read, those that are not positions and the capture
     positions, exactly: a solver that knows them passes them to save a pass over the slice.
     With captures stored ``dont_care`` is not read."""
-    from tablebase.storage.wdl import encode_wdl
+    from tablebase.storage.wdl import encode_wdl, packed_size
 
     value_bits(values)  # TypeError for another type
     values = narrowed(values)
-    packed = encode_wdl(variant, s, values, numba.get_num_threads(), dont_care, captures)
+    threads = numba.get_num_threads()
     attrs = slice_attrs(variant, s, stats, example_fen, dtw_histogram(values))
-    return write_parts(
-        db, variant, s, attrs, packed, values, captures, check_in_blocks=check_in_blocks
-    )
+    if scratch is None or not captures:
+        packed = encode_wdl(variant, s, values, threads, dont_care, captures)
+        return write_parts(db, variant, s, attrs, packed, values, captures)
+    n = s.size(variant)
+    bits_path, packed_path = Path(scratch) / f"{s.name}.np.bits", Path(scratch) / f"{s.name}.wdl"
+    try:
+        work = (_zeros_file(bits_path, (n + 7) // 8), _zeros_file(packed_path, packed_size(n)))
+        packed = encode_wdl(variant, s, values, threads, captures=True, work=work)
+        del work
+        bits_path.unlink()
+        return write_parts(db, variant, s, attrs, packed, values, True, on_disk=True)
+    finally:
+        bits_path.unlink(missing_ok=True)
+        packed_path.unlink(missing_ok=True)
+
+
+def _zeros_file(path: Path, n: int) -> np.memmap:
+    """``n`` zero bytes in a new file at ``path``, memory-mapped for writing."""
+    with open(path, "wb") as f:
+        f.truncate(max(1, n))
+    return np.memmap(path, dtype=np.uint8, mode="r+", shape=(n,))
 
 
 def slice_attrs(
@@ -182,12 +204,17 @@ def write_parts(
     values: np.ndarray | None = None,
     captures: bool = True,
     wdl_codec: str = WDL_CODEC,
-    check_in_blocks: bool = False,
+    on_disk: bool = False,
 ) -> Path:
     """Write a slice file from its attributes and parts (``values`` None: a WDL-only file;
     ``captures``: the WDL part stores capture positions' codes, flagged on the dataset;
     ``wdl_codec``: its deflate encoder, see :mod:`tablebase.storage.chunkio`) under a temporary
-    name, re-read and check it, then rename it; returns the final path."""
+    name, re-read and check it, then rename it; returns the final path.
+
+    The file is built in memory and then written, or, ``on_disk``, built in the temporary
+    file itself (for parts larger than memory, memory-mapped), after checking that the disk
+    has room for its parts uncompressed, and checked a block at a time. Either way a full
+    disk is a plain ``OSError`` and leaves no file behind."""
     final = slice_path(db, s)
     tmp = final.with_name(f"{final.name}.{os.getpid()}.tmp")
     attrs = dict(
@@ -195,9 +222,81 @@ def write_parts(
         format_version=FORMAT_VERSION,
         parts="wdl values" if values is not None else "wdl",
     )
-    image = io.BytesIO()  # built in memory: a full disk is then a plain OSError, not a crash
+    try:
+        if on_disk:
+            _room_for(tmp, wdl.nbytes + (0 if values is None else values.nbytes))
+            with open(tmp, "w+b") as fh:  # through a file object, as the image in memory:
+                _build(fh, attrs, wdl, values, captures, wdl_codec)  # the same bytes
+            head, table = integrity.seal(_mapped(tmp), _chunk_extents(tmp))
+            with open(tmp, "r+b") as fh:
+                fh.write(head)  # over the user block's zeros
+                fh.seek(0, os.SEEK_END)
+                fh.write(table)
+                fh.flush()
+                os.fsync(fh.fileno())
+        else:
+            image = io.BytesIO()  # then written whole: a full disk is a plain OSError
+            _build(image, attrs, wdl, values, captures, wdl_codec)
+            head, table = integrity.seal(image.getbuffer(), _chunk_extents(image))
+            with open(tmp, "wb") as fh:
+                fh.write(head)
+                fh.write(image.getbuffer()[len(head) :])
+                fh.write(table)
+                fh.flush()
+                os.fsync(fh.fileno())
+            del image
+    except BaseException:  # a full disk (OSError), an interrupt: no temporary file left
+        tmp.unlink(missing_ok=True)
+        raise
+    try:  # re-read and check before the file gets its final name
+        if on_disk:
+            check_part_in_blocks(tmp, variant, s, WDL_DATASET)
+            if values is not None:
+                check_part_in_blocks(tmp, variant, s, DATASET)
+        else:
+            read_wdl(tmp, variant, s)
+            if values is not None:
+                read_slice(tmp, variant, s)
+    except TableFileError:
+        tmp.unlink(missing_ok=True)
+        raise
+    os.replace(tmp, final)
+    return final
+
+
+# Room asked of the disk beyond a file's parts uncompressed: the HDF5 metadata and the
+# chunk index (tens of bytes per 16 KiB chunk) and what deflate adds to incompressible data
+ROOM_MARGIN = 1 / 64
+ROOM_FIXED = 1 << 20
+
+
+def _room_for(path: Path, part_bytes: int) -> None:
+    """``OSError(ENOSPC)`` unless the disk of ``path`` has room for a file of parts of
+    ``part_bytes`` bytes uncompressed (its largest possible size), before any is written."""
+    import errno
+    import shutil
+
+    need = int(part_bytes * (1 + ROOM_MARGIN)) + ROOM_FIXED
+    free = shutil.disk_usage(path.parent).free
+    if free < need:
+        raise OSError(
+            errno.ENOSPC,
+            f"{os.strerror(errno.ENOSPC)}: {free} bytes free, a file of up to {need} bytes "
+            "to write",
+            str(path),
+        )
+
+
+def _mapped(path: Path) -> memoryview:
+    """The bytes of the file at ``path``, memory-mapped read-only."""
+    return memoryview(np.memmap(path, dtype=np.uint8, mode="r"))
+
+
+def _build(target, attrs: dict, wdl: np.ndarray, values, captures: bool, wdl_codec: str) -> None:
+    """The HDF5 part of a slice file (the user block left zero) into ``target``: a path or
+    a file object."""
     with h5py.File(
-        image, "w", track_order=True, libver=HDF5_LIBVER, userblock_size=integrity.USER_BLOCK
+        target, "w", track_order=True, libver=HDF5_LIBVER, userblock_size=integrity.USER_BLOCK
     ) as f:
         for k, v in attrs.items():
             f.attrs[k] = _fixed(v)
@@ -215,29 +314,6 @@ def write_parts(
             ds.attrs["sha256"] = _fixed(checksum(values))
             ds.attrs["value_bits"] = bits
             ds.attrs["encoding"] = _fixed(f"uint{bits}: {VALUES_ENCODING}")
-    head, table = integrity.seal(image.getbuffer(), _chunk_extents(image))
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(head)
-            fh.write(image.getbuffer()[len(head) :])
-            fh.write(table)
-            fh.flush()
-            os.fsync(fh.fileno())
-    except OSError:
-        tmp.unlink(missing_ok=True)
-        raise
-    del image
-    try:  # re-read and check before the file gets its final name
-        read_wdl(tmp, variant, s)
-        if values is not None and check_in_blocks:
-            check_values_in_blocks(tmp, variant, s)
-        elif values is not None:
-            read_slice(tmp, variant, s)
-    except TableFileError:
-        tmp.unlink(missing_ok=True)
-        raise
-    os.replace(tmp, final)
-    return final
 
 
 def _fixed(v):
@@ -246,7 +322,7 @@ def _fixed(v):
     return np.bytes_(v.encode()) if isinstance(v, str) else v
 
 
-def _chunk_extents(image: io.BytesIO) -> list[tuple[int, int]]:
+def _chunk_extents(image: io.BytesIO | Path) -> list[tuple[int, int]]:
     """``(offset, length)`` in the file of every stored chunk of its parts."""
     out = []
     with h5py.File(image, "r") as f:
@@ -474,29 +550,36 @@ def read_slice(
     return values
 
 
-CHECK_BLOCK_ENTRIES = 1 << 24  # values read at a time by check_values_in_blocks
+CHECK_BLOCK_ENTRIES = 1 << 24  # entries read at a time by check_part_in_blocks
 
 
-def check_values_in_blocks(path: Path | str, variant: Variant, s: Slice) -> None:
-    """The checks of :func:`read_slice` (the file whole, its attributes, the values against
-    their checksum) with the values read and hashed :data:`CHECK_BLOCK_ENTRIES` at a time,
-    never held whole; raises :class:`TableFileError` as it does."""
+def check_part_in_blocks(path: Path | str, variant: Variant, s: Slice, part: str) -> None:
+    """The checks of :func:`read_slice` (``part`` :data:`DATASET`) or :func:`read_wdl`
+    (:data:`WDL_DATASET`) of a version 3 file: the file whole, its attributes, the part's
+    shape and type, the part against its checksum; with the part read and hashed
+    :data:`CHECK_BLOCK_ENTRIES` at a time, never held whole. Raises
+    :class:`TableFileError` as they do."""
+    from tablebase.storage.wdl import packed_size
+
     path = Path(path)
-    size = s.size(variant)
+    values = part == DATASET
+    size = s.size(variant) if values else packed_size(s.size(variant))
+    dtypes = (np.uint8, np.uint16) if values else (np.uint8,)
+    what = "values were" if values else "wdl part was"
     with open_slice_file(path) as f:
         _check_attrs(path, _file_attrs(path, f), variant, s)
-        if DATASET not in f:
-            raise TableFileError(path, "has no values part")
-        ds = f[DATASET]
-        if ds.dtype not in (np.uint8, np.uint16) or ds.shape != (size,):
-            raise TableFileError(path, f"dataset has shape {ds.shape} {ds.dtype}")
+        if part not in f:
+            raise TableFileError(path, f"has no {what.split()[0]} part")
+        ds = f[part]
+        if ds.dtype not in dtypes or ds.shape != (size,):
+            raise TableFileError(path, f"{part} dataset has shape {ds.shape} {ds.dtype}")
         h = hashlib.sha256()
         for a in range(0, size, CHECK_BLOCK_ENTRIES):
             block = ds[a : min(size, a + CHECK_BLOCK_ENTRIES)]
             h.update(np.ascontiguousarray(block.astype(ds.dtype.newbyteorder("="))).view(np.uint8))
         digest = _plain(ds.attrs.get("sha256"))
     if h.hexdigest() != digest:
-        raise TableFileError(path, "checksum mismatch: the values were altered or damaged")
+        raise TableFileError(path, f"checksum mismatch: the {what} altered or damaged")
 
 
 def read_wdl(

@@ -182,14 +182,21 @@ def unpack(packed: np.ndarray, entries: int) -> np.ndarray:
     return out.reshape(-1)[:entries]
 
 
-@njit(cache=True)
-def non_position_bits(boards, per, nsq, width, counts, binom):
+def non_position_bits(boards, per, nsq, width, counts, binom, out=None):
     """A bit per entry (bit ``i & 7`` of byte ``i >> 3``), set where the entry is not a
     position: a white and a black man on one square. ``boards`` entries of ``per`` run
-    states each (1 without king runs). The men are ranked outermost in the index, so each
-    placement of the two groups of men owns one contiguous block of entries."""
-    size = boards * per
-    out = np.zeros((size + 7) // 8, dtype=np.uint8)
+    states each (1 without king runs). ``out``: where to set them (zeros, ``(entries + 7)
+    // 8`` bytes, e.g. a memory-mapped file), else a new array."""
+    if out is None:
+        out = np.zeros((boards * per + 7) // 8, dtype=np.uint8)
+    _mark_non_positions(out, boards, per, nsq, width, counts, binom)
+    return out
+
+
+@njit(cache=True)
+def _mark_non_positions(out, boards, per, nsq, width, counts, binom):
+    """:func:`non_position_bits` into ``out``. The men are ranked outermost in the index,
+    so each placement of the two groups of men owns one contiguous block of entries."""
     if counts[0] == 0 or counts[2] == 0:
         return out
     a = nsq - width
@@ -212,15 +219,15 @@ def non_position_bits(boards, per, nsq, width, counts, binom):
                 while i < stop:
                     out[i >> 3] |= np.uint8(1 << (i & 7))
                     i += 1
-    return out
 
 
-def non_positions(variant: Variant, s: Slice) -> np.ndarray:
-    """:func:`non_position_bits` of slice ``s`` (with its king-run states)."""
+def non_positions(variant: Variant, s: Slice, out: np.ndarray | None = None) -> np.ndarray:
+    """:func:`non_position_bits` of slice ``s`` (with its king-run states), into ``out``
+    (zeros) when given."""
     cw, cb = s.run_states(variant)
     counts = np.array(tuple(s), dtype=np.int64)
     return non_position_bits(
-        s.boards(variant), cw * cb, variant.squares, variant.per_row, counts, BINOM
+        s.boards(variant), cw * cb, variant.squares, variant.per_row, counts, BINOM, out
     )
 
 
@@ -231,8 +238,13 @@ def encode_wdl(
     threads: int = 1,
     dont_care: np.ndarray | None = None,
     captures: bool = True,
+    work: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> np.ndarray:
     """The packed WDL part of slice ``s`` from its values, don't-care entries filled.
+    ``work`` (with ``captures``): two arrays of zeros to use instead of new ones (files
+    memory-mapped by a writer that must not hold the slice's parts in memory), one of
+    ``(entries + 7) // 8`` bytes for the bits of the entries that are not positions and
+    one of :func:`packed_size` bytes for the part, which is returned.
 
     ``captures`` True (the default): captures stored, only the entries that are not
     positions are don't-care (found here; ``dont_care`` is not needed and not read). False:
@@ -242,7 +254,9 @@ def encode_wdl(
     if values.shape[0] != s.size(variant):
         raise ValueError(f"{s.name}: {values.shape[0]} values for {s.size(variant)} entries")
     if captures:
-        return pack_filled(values, non_positions(variant, s))
+        if work is None:
+            return pack_filled(values, non_positions(variant, s))
+        return pack_filled(values, non_positions(variant, s, work[0]), out=work[1])
     if dont_care is None:
         if variant.king_move_limit > 0:  # filled_codes reads entry i as board i
             raise ValueError(f"{s.name}: a slice with king runs needs the solver's don't-care bits")
@@ -263,16 +277,23 @@ def encode_wdl(
 PACK_BLOCK = 1 << 20  # entries per parallel block of pack_filled (a multiple of 8)
 
 
-@njit(cache=True, parallel=True)
-def pack_filled(values, unstored, block=PACK_BLOCK):
+def pack_filled(values, unstored, block=PACK_BLOCK, out=None):
     """The packed WDL part in one pass, without a code per entry in memory: entries whose
     bit is set in ``unstored`` (bit ``i & 7`` of byte ``i >> 3``) take the code of the last
     stored entry before them (the first stored code for a leading run; draw if none), as
     :func:`fill_dont_care` does. Blocks of entries are packed in parallel, each starting
     from the last stored code of the blocks before it (``block`` entries each, a multiple
-    of 8)."""
+    of 8). ``out``: the ``(entries + 3) // 4`` bytes to pack into, else a new array."""
+    if out is None:
+        out = np.zeros((values.shape[0] + 3) // 4, dtype=np.uint8)
+    _pack_filled(values, unstored, block, out)
+    return out
+
+
+@njit(cache=True, parallel=True)
+def _pack_filled(values, unstored, block, out):
+    """:func:`pack_filled` into ``out``."""
     n = values.shape[0]
-    out = np.zeros((n + 3) // 4, dtype=np.uint8)
     nblocks = (n + block - 1) // block
     last = np.full(nblocks, -1, dtype=np.int64)  # each block's last stored code
     for b in prange(nblocks):
@@ -301,7 +322,6 @@ def pack_filled(values, unstored, block=PACK_BLOCK):
                 prev += (wdl_code(values[i]) - prev) * stored  # kept where not stored
                 byte |= prev << (2 * (i & 3))
             out[k] = np.uint8(byte)
-    return out
 
 
 @njit(cache=True, parallel=True)

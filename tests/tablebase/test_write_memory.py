@@ -87,3 +87,86 @@ def test_histogram_counts_without_a_wide_copy():
         # entries, and far below the 64 MB np.bincount would make of 8 M entries
         assert peaks[1] <= peaks[0] + 4096, peaks
         assert peaks[1] < 8_000_000, peaks
+
+
+def _slice_values(s, variant):
+    """Values for every entry of ``s`` (random, a third of them draws: they compress
+    little, so a file image in memory would show) and stats that agree with them."""
+    from tablebase.storage.files import SliceStats
+
+    v = _values(s.size(variant), np.uint8, 11)
+    wins = int(((v > 0) & (v % 2 == 1)).sum())
+    losses = int(((v > 0) & (v % 2 == 0)).sum())
+    draws = v.shape[0] - wins - losses
+    return v, SliceStats(v.shape[0], wins, draws, losses, 58, int(np.argmax(v == 59)))
+
+
+def test_a_slice_written_with_a_scratch_folder_holds_nothing_of_its_size(
+    tmp_path, monkeypatch
+) -> None:
+    """``write_slice(..., scratch=...)`` (the out-of-core writer), the check reading 2^16
+    entries at a time, on a slice of 0.57 M entries and one of 4.57 M: each file is byte for
+    byte the one written in memory, the scratch folder is left empty, and what the writing
+    allocates (Python and numpy: ``tracemalloc``) does not grow with the slice (the value
+    histogram's per-thread counts are the most of it), where the writer in memory holds
+    the file's image and reads the values back whole."""
+    from tablebase.material.slices import parse_slice
+    from tablebase.rules.variants import INTERNATIONAL
+    from tablebase.storage import files
+
+    monkeypatch.setattr(files, "CHECK_BLOCK_ENTRIES", 1 << 16)
+    small = parse_slice("1010")  # both writers compiled first: compiling allocates too
+    for how in ("memory", "scratch"):
+        (tmp_path / "warm" / how).mkdir(parents=True)
+        kw = {"scratch": tmp_path / "warm" / how} if how == "scratch" else {}
+        files.write_slice(tmp_path / "warm" / how, INTERNATIONAL, small,
+                          *_slice_values(small, INTERNATIONAL), "", **kw)  # fmt: skip
+    peaks = {}
+    for name in ("1011", "1111"):
+        s = parse_slice(name)
+        values, stats = _slice_values(s, INTERNATIONAL)
+        for how in ("memory", "scratch"):
+            db, scratch = tmp_path / how, tmp_path / f"{how}-scratch"
+            db.mkdir(exist_ok=True)
+            scratch.mkdir(exist_ok=True)
+            kw = {"scratch": scratch} if how == "scratch" else {}
+            tracemalloc.start()
+            files.write_slice(db, INTERNATIONAL, s, values, stats, "", **kw)
+            peaks[name, how] = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+            assert not any(scratch.iterdir())
+        path = files.slice_path(tmp_path / "scratch", s)
+        assert files.slice_path(tmp_path / "memory", s).read_bytes() == path.read_bytes()
+        assert np.array_equal(files.read_slice(path, INTERNATIONAL, s), values)
+        assert peaks[name, "memory"] > values.shape[0], peaks  # the values read back whole
+    grown = peaks["1111", "scratch"] - peaks["1011", "scratch"]
+    assert abs(grown) < 64 << 10 and peaks["1111", "scratch"] < 2 << 20, peaks
+
+
+def test_the_writer_on_disk_refuses_a_disk_without_room_and_leaves_nothing(
+    tmp_path, monkeypatch
+) -> None:
+    """Where the disk has less room than the slice's parts uncompressed, the writer on
+    disk stops before writing with ``OSError`` ENOSPC: no file, temporary or final, and no
+    scratch file left."""
+    import errno
+    import shutil
+    from collections import namedtuple
+
+    from tablebase.material.slices import parse_slice
+    from tablebase.rules.variants import INTERNATIONAL
+    from tablebase.storage import files
+
+    s = parse_slice("1011")
+    values, stats = _slice_values(s, INTERNATIONAL)
+    usage = namedtuple("usage", "total used free")
+    real = shutil.disk_usage
+    room = values.nbytes + values.nbytes // 4  # less than the parts and the margin
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: usage(*real(p)[:2], room))
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    with pytest.raises(OSError) as e:
+        files.write_slice(tmp_path, INTERNATIONAL, s, values, stats, "", scratch=scratch)
+    assert e.value.errno == errno.ENOSPC and "bytes free" in str(e.value)
+    assert [p.name for p in tmp_path.iterdir()] == ["scratch"]
+    assert not any(scratch.iterdir())
