@@ -40,13 +40,11 @@ def solved_by_bands(variant, pair, deps, band_configs):
     """The values of both slices of ``pair`` solved by bands of ``band_configs``, each part
     held as raw values in memory, and the plan."""
     p = bands.plan(variant, pair, band_configs)
-    n = len(p.order) * p.kk
-    raws = (np.zeros(n, bands.RAW_DTYPE), np.zeros(n, bands.RAW_DTYPE))
     threads = lambda: generator.pass_threads(2)  # noqa: E731
-    bands.solve_bands(variant, pair, p, deps.vals, deps.offsets, lambda: raws, threads)
-    mirror = np.zeros(n, bands.RAW_DTYPE)
-    bands.mirror_values(variant, pair, raws[1], mirror, 0, len(p.order), 2)
-    return raws[0], mirror, p
+    white, black = bands.solve_bands(variant, pair, p, deps.vals, deps.offsets, threads)
+    mirror = np.zeros_like(black)
+    bands.mirror_values(variant, pair, black, mirror, 0, len(p.order), 2)
+    return white, mirror, p
 
 
 @pytest.mark.parametrize(
@@ -170,11 +168,10 @@ def test_a_pair_over_the_cap_even_out_of_core_is_refused_before_it_starts(
 
 def test_a_build_killed_in_the_middle_of_a_pair_resumes_by_band(tmp_path_factory, tmp_path) -> None:
     """English 1011+1110 solved out of core in bands of 10 configurations (about 80 bands):
-    the build is killed (``kill -9`` of its process group) once the manifest lists three
-    bands solved; the rerun keeps at least those bands (the log says how many of how many),
-    solves the rest and writes the same tables as the in-memory build, and the scratch
-    folder is gone."""
-    import json
+    the build is killed (``kill -9`` of its process group) once the scratch folder holds the
+    records of three bands solved; the rerun keeps at least those bands (the log says how
+    many of how many), solves the rest and writes the same tables as the in-memory build,
+    and the scratch folder is gone."""
     import os
     import signal
     import subprocess
@@ -196,16 +193,13 @@ def test_a_build_killed_in_the_middle_of_a_pair_resumes_by_band(tmp_path_factory
         sys.executable, "-m", "tablebase.cli", "generate", "--variant", "english",
         "--material", "1011", "--memory", str(cap), "--db", str(db), "--jobs", "1",
     ]  # fmt: skip
-    manifest = outofcore.scratch_folder(db, pair) / outofcore.MANIFEST
+    folder = outofcore.scratch_folder(db, pair)
     proc = subprocess.Popen(
         cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
     )
 
     def bands_done() -> int:
-        try:
-            return len(json.loads(manifest.read_text())["done"])
-        except (OSError, ValueError):
-            return 0
+        return len(outofcore.band_records(folder)) if folder.exists() else 0
 
     deadline = time.monotonic() + 600
     while bands_done() < 3:
