@@ -177,7 +177,7 @@ class Scratch:
             return frozenset(b.number for b in self.plan.bands)
         kept: set[int] = set()
         for group in self.plan.groups():
-            ok = {b.number for b in group if self._verified(b)}
+            ok = {b.number for b in group if self.verified(b)}
             kept |= ok
             if len(ok) < len(group):
                 break
@@ -187,7 +187,8 @@ class Scratch:
                 self._band_path(band).unlink(missing_ok=True)
         return frozenset(kept)
 
-    def _verified(self, band: bands.Band) -> bool:
+    def verified(self, band: bands.Band) -> bool:
+        """Whether band ``band``'s record is there and its file hashes to its digest."""
         rec = self.record(band)
         path = self._band_path(band)
         return rec is not None and path.exists() and rec.get("digest") == _file_digest(path)
