@@ -346,7 +346,7 @@ class DaskScheduler:
                             "(run the same command to resume)"
                         ) from e
                     if fut.key in parts:
-                        if band is not None:
+                        if band is not None and report is not None:  # None: pair complete
                             bands_done[t.names] += 1
                             if band_progress is not None:
                                 band_progress(t.label, bands_done[t.names], nbands[t.names])

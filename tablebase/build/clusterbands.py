@@ -139,10 +139,13 @@ def band_task(
     token: str,
     prepared: Prepared,
     *needs: Any,
-) -> int:
+) -> int | None:
     """Worker side of band ``number`` (``needs``: the band tasks of the group before,
-    ignored): solved unless kept; returns ``number``."""
-    if prepared.complete is not None or number in prepared.kept:
+    ignored): solved unless kept; returns ``number``, None if the pair was found complete
+    (no band to count)."""
+    if prepared.complete is not None:
+        return None
+    if number in prepared.kept:
         return number
     begin_task(log_level, token, names, band=number)
     n = task_threads(threads)

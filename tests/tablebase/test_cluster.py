@@ -329,7 +329,8 @@ def test_cluster_solves_a_pair_out_of_core_by_band_tasks(
 ) -> None:
     """``memory`` below the pair's in-memory task: the pair is solved by one Dask task per
     band on the workers, each band once, the progress told of every band as its task
-    ends; the files equal the in-memory build's and the scratch folder is gone. (Which
+    ends; the files equal the in-memory build's and the scratch folder is gone; a rerun
+    finds the pair complete and solves no band. (Which
     worker takes a band is Dask's choice: with bands of milliseconds here, the worker
     holding the prepare task's result takes most.)"""
     src, db, cap = english3_without_pair
@@ -348,6 +349,8 @@ def test_cluster_solves_a_pair_out_of_core_by_band_tasks(
     assert solved == list(range(1, nbands + 1))  # each band once, by a task of its own
     assert os.getpid() not in {r.process for r in records}  # solved by the workers
     assert all(r.band_progress[0] == "1011+1110" for r in records)
+    again = ooc_build(cluster_address, db, cap)  # found complete by the prepare task
+    assert [r.skipped for r in again.reports] == [True] and again.bands == []
 
 
 def test_cluster_resumes_a_pair_out_of_core_from_its_band_files(
