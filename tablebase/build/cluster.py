@@ -10,6 +10,9 @@ shared filesystem), and writes one file per slice under a temporary name
 a temporary file, which never counts as a table; the submitter deletes such leftovers at the
 start and end of a run. Failed tasks are retried; tasks of lost workers are rescheduled by
 Dask. Worker log records of ``tablebase.*`` and the progress callbacks reach the submitter.
+With a ``memory`` per task, a pair with men that does not fit it in memory is solved out of
+core by a task per band instead (:mod:`tablebase.build.clusterbands`), its progress told
+band by band (``progress.band(label, done, total)``, where the progress has it).
 
 ``address`` is ``tcp://HOST:PORT`` (an existing ``dask scheduler``) or ``local-cluster:N``
 (a :class:`distributed.LocalCluster` of N single-threaded worker processes on this machine,
@@ -59,6 +62,33 @@ def parse_address(address: str) -> int | None:
     return int(n)
 
 
+def task_logging(log_level: int) -> None:
+    """In a worker's task: the ``tablebase`` loggers at the submitter's level."""
+    logging.getLogger("tablebase").setLevel(log_level)
+
+
+def begin_task(log_level: int, token: str, names: tuple[str, ...], band: int | None = None) -> None:
+    """In a worker's task: logging at the submitter's level, and the start of pair ``names``
+    (or of its band ``band``) announced to the submitter of run ``token``."""
+    task_logging(log_level)
+    try:
+        from distributed import get_worker
+
+        msg = {"token": token, "names": list(names), "band": band}
+        get_worker().log_event(STARTED_TOPIC, msg)
+    except ValueError:  # not running on a worker (called directly)
+        pass
+
+
+def task_threads(threads: int | None) -> int:
+    """The threads of a task: ``threads``, or the worker's own ``NUMBA_NUM_THREADS``."""
+    if threads is None:
+        import numba
+
+        threads = numba.config.NUMBA_NUM_THREADS
+    return threads
+
+
 def pair_task(
     task_fn: Callable[..., PairReport],
     variant_name: str,
@@ -75,18 +105,8 @@ def pair_task(
     they order the graph, and they are ignored. ``threads=None`` means the worker's own
     ``NUMBA_NUM_THREADS``. The start is announced to the submitter (for its progress line).
     """
-    logging.getLogger("tablebase").setLevel(log_level)
-    try:
-        from distributed import get_worker
-
-        get_worker().log_event(STARTED_TOPIC, {"token": token, "names": list(names)})
-    except ValueError:  # not running on a worker (called directly)
-        pass
-    if threads is None:
-        import numba
-
-        threads = numba.config.NUMBA_NUM_THREADS
-    return task_fn(variant_name, names, db, threads)
+    begin_task(log_level, token, names)
+    return task_fn(variant_name, names, db, task_threads(threads))
 
 
 def _worker_facts(probe: str, token: str) -> dict[str, Any]:
@@ -188,17 +208,25 @@ class DaskScheduler:
     ) -> list[PairReport]:
         """Build ``tasks`` into ``db``; needs outside ``tasks`` must already be on disk.
 
-        With ``memory`` (the memory of one worker), a task whose estimate exceeds it stops
+        With ``memory`` (the memory of one task), a pair with men whose in-memory task does
+        not fit it is solved out of core by band tasks (:mod:`tablebase.build.clusterbands`;
+        ``task_fn`` is not used for it), and a task whose estimate exceeds it even so stops
         the run before anything is submitted; Dask's own ``--memory-limit`` of each worker
         decides what runs together there.
         """
-        check_budget(tasks, self.memory)
+        sizes: dict[tuple[str, ...], int] = {}
+        if self.memory is not None:
+            from tablebase.build import clusterbands
+
+            tasks, ooc = clusterbands.plan_tasks(variant, tasks, self.memory)
+            check_budget(tasks, self.memory, ooc)
+            sizes = clusterbands.band_sizes(variant, ooc, self.memory)
         db = os.path.abspath(db)
         Path(db).mkdir(parents=True, exist_ok=True)
         clean_temp_files(db)
         try:
             with self.connect() as client:
-                return self._run(client, variant, tasks, db, progress, task_fn)
+                return self._run(client, variant, tasks, db, progress, task_fn, sizes)
         finally:
             clean_temp_files(db)
 
@@ -245,24 +273,41 @@ class DaskScheduler:
         db: str,
         progress: Progress,
         task_fn: Callable[..., PairReport],
+        sizes: dict[tuple[str, ...], int],
     ) -> list[PairReport]:
         distributed = _import_distributed()
+        from tablebase.build import clusterbands
+
         token = uuid.uuid4().hex[:12]
         self._check_workers(client, db, token)
         client.forward_logging("tablebase")
-        started: queue.SimpleQueue[tuple[str, ...]] = queue.SimpleQueue()
+        started: queue.SimpleQueue[tuple[tuple[str, ...], int | None]] = queue.SimpleQueue()
 
         def on_started(event: tuple[float, dict]) -> None:
             msg = event[1]
             if msg.get("token") == token:
-                started.put(tuple(msg["names"]))
+                started.put((tuple(msg["names"]), msg.get("band")))
 
         client.subscribe_topic(STARTED_TOPIC, on_started)
         level = logging.getLogger("tablebase").getEffectiveLevel()
         by_names = {t.names: t for t in tasks}
-        futures: dict[tuple[str, ...], Any] = {}
+        futures: dict[tuple[str, ...], Any] = {}  # each pair's last task
+        parts: dict[str, tuple[PairTask, int | None]] = {}  # prepare (None), bands (number)
+        nbands: dict[tuple[str, ...], int] = {}
+        extra: list[Any] = []  # the futures of the prepare and band tasks
         for t in _topological(tasks):
             needs = [futures[n] for n in sorted(t.needs) if n in by_names]
+            if t.names in sizes:
+                got = clusterbands.submit_pair(
+                    client, variant, t, db, sizes[t.names], self.threads, level, token,
+                    self.retries, needs,
+                )  # fmt: skip
+                futures[t.names] = got.finish
+                parts[got.prepare.key] = (t, None)
+                parts.update({f.key: (t, n) for n, f in enumerate(got.bands)})
+                nbands[t.names] = len(got.bands)
+                extra.extend([got.prepare, *got.bands])
+                continue
             futures[t.names] = client.submit(
                 pair_task,
                 task_fn,
@@ -279,29 +324,41 @@ class DaskScheduler:
                 priority=t.entries,  # among ready pairs, biggest first (as LocalScheduler)
             )
         task_of = {f.key: by_names[n] for n, f in futures.items()}
+        every = [*futures.values(), *extra]
         progress.start(len(tasks), sum(t.entries for t in tasks))
         reports: list[PairReport] = []
         done: set[tuple[str, ...]] = set()
-        pending = distributed.as_completed(list(futures.values()))
+        bands_done: dict[tuple[str, ...], int] = dict.fromkeys(nbands, 0)
+        band_progress = getattr(progress, "band", None)
+        pending = distributed.as_completed(every)
         try:
             while not pending.is_empty():
                 # finished before started: a worker's next start follows its last finish
                 for fut in pending.next_batch(block=False):
-                    t = task_of[fut.key]
+                    t, band = parts.get(fut.key) or (task_of[fut.key], None)
                     try:
                         report = fut.result()
                     except Exception as e:
+                        what = "" if band is None else f" (band {band + 1})"
                         raise BuildError(
-                            f"slice pair {t.label} failed on the cluster: {describe(e)}; "
+                            f"slice pair {t.label} failed on the cluster{what}: {describe(e)}; "
                             f"{len(done)} of {len(tasks)} pairs were done and are kept "
                             "(run the same command to resume)"
                         ) from e
+                    if fut.key in parts:
+                        if band is not None and report is not None:  # None: pair complete
+                            bands_done[t.names] += 1
+                            if band_progress is not None:
+                                band_progress(t.label, bands_done[t.names], nbands[t.names])
+                        continue
                     done.add(t.names)
                     reports.append(report)
                     progress.done(t, report)
                 while not started.empty():
-                    names = started.get()
-                    if names not in done:
+                    names, band = started.get()
+                    if band is not None:
+                        log.debug("%s: band %d started", "+".join(names), band + 1)
+                    elif names not in done:
                         progress.begin(by_names[names])
                 if not pending.has_ready():
                     time.sleep(POLL_SECONDS)
@@ -311,7 +368,7 @@ class DaskScheduler:
         finally:
             client.unsubscribe_topic(STARTED_TOPIC)
             if len(done) < len(tasks):
-                client.cancel(list(futures.values()))
+                client.cancel(every)
         progress.finish()
         return reports
 

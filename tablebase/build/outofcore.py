@@ -1,21 +1,33 @@
 """The out-of-core pair task: a pair with men solved by bands (:mod:`tablebase.solve.bands`)
-with its state on disk, under a memory cap, resumable band by band.
+with its state on disk, under a memory cap, resumable band by band; the bands of one group
+solved at once by different processes or machines if asked (:mod:`tablebase.build.clusterbands`).
 
 Everything lives in the pair's scratch folder, ``<db>/.bands/<pair>/`` (:func:`scratch_folder`),
 removed once the pair's files are written:
 
+* ``plan.json`` (:data:`MANIFEST`): the pair, the band size, the number of bands and the width
+  of the dependencies' values; written once, when the folder is made;
 * ``deps.raw``: the dependencies' values, decompressed once, end to end as the flat tables
-  (:func:`tablebase.material.slices.flat_offsets`), memory-mapped read-only by the solve;
-* ``white.u16``, ``black.u16``: the raw values of each part (:data:`tablebase.solve.bands.PARTS`),
-  written band by band; ``mirror.u16``: the black-to-move part in the mirror slice's order,
-  made at the end;
-* ``manifest.json``: the plan (band size, bands) and, per band solved, its largest value,
-  its random accesses and the BLAKE2 digest of its values in both parts; rewritten
-  atomically after each band, once the band's values are flushed to disk.
+  (:func:`tablebase.material.slices.flat_offsets`), memory-mapped read-only by the bands;
+  written under a temporary name and renamed when complete;
+* ``band-<n>.u16``: band ``n``'s values (its configurations in band order, the white-to-move
+  part then the black-to-move part, raw ``uint16``), and ``band-<n>.json``: its record (its
+  largest value, its random accesses, the BLAKE2 digest of its file). Each is written by
+  the band's own process only, under a name of its own, and renamed into place: the file
+  first, then the record. **No file is written by two bands**, so bands solved at once on
+  machines sharing the folder over NFS never write into one page (a memory-mapped page is
+  written back whole);
+* at the end: ``white.u16``, ``black.u16``, each part's values in configuration-rank order
+  (configuration ``r`` at ``r * kk``) put together from the band files, one band at a time;
+  then ``assembled.json`` (the random accesses of all bands), and the band files are
+  removed; ``mirror.u16``, the black-to-move part in the mirror slice's order.
 
-**Resume.** A rerun with the same plan keeps every band listed whose values still hash to
-its digest (a band that does not is solved again, and so are those after it); a build
-killed at any point loses at most the band in progress.
+**Resume** (:meth:`Scratch.open`). A rerun with the same plan keeps a band whose record is
+there and whose file still hashes to its digest, group by group: every band of a group
+all of whose bands are kept, and those kept of the first group that is not complete; the
+bands after that group are solved again (they may have read a band that is solved again).
+A build killed at any point loses at most the bands in progress. Once ``assembled.json`` is
+there, every band is kept.
 
 **Memory.** The files are memory-mapped afresh for each band and each step of the end, and
 let go after it, so that what stays resident is one band's window and what it touched;
@@ -29,6 +41,8 @@ import json
 import logging
 import os
 import shutil
+import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 
@@ -45,7 +59,8 @@ from tablebase.storage.values import value_dtype
 
 log = logging.getLogger("tablebase.build.outofcore")
 
-MANIFEST = "manifest.json"
+MANIFEST = "plan.json"  # the plan, written once
+ASSEMBLED = "assembled.json"  # the parts put together in rank order
 # The attribute of the log records that say how far a pair is: (pair, bands done, bands);
 # a build's progress display reads it (:class:`tablebase.build.schedule.BandRelay`)
 BAND_PROGRESS = "band_progress"
@@ -129,122 +144,171 @@ def _largest_group(variant: Variant, pair: tuple[Slice, ...]) -> int:
 class Scratch:
     """The scratch folder of one pair (see the module docstring)."""
 
-    def __init__(self, db: Path, variant: Variant, pair: tuple[Slice, ...], p: bands.Plan):
+    def __init__(
+        self, db: Path, variant: Variant, pair: tuple[Slice, ...], p: bands.Plan, wide: bool
+    ) -> None:
         self.folder = scratch_folder(db, pair)
-        self.variant, self.pair, self.plan = variant, pair, p
+        self.variant, self.pair, self.plan, self.wide = variant, pair, p, wide
         self.entries = len(p.order) * p.kk
-        self.manifest_path = self.folder / MANIFEST
-        self.manifest = {
+        self.head = {
             "pair": [s.name for s in pair],
-            "band_configs": max(b.stop - b.start for b in p.bands),
+            "band_configs": p.band_configs,
             "bands": len(p.bands),
-            "deps": False,
-            "done": {},
+            "wide": wide,
         }
 
-    # --- the manifest -------------------------------------------------------------------
+    @property
+    def label(self) -> str:
+        return "+".join(self.head["pair"])
 
-    def open(self) -> int:
-        """Make the folder ready; returns the bands kept from an earlier run (verified)."""
-        old = None
-        if self.manifest_path.exists():
-            try:
-                old = json.loads(self.manifest_path.read_text())
-            except (OSError, ValueError):
-                old = None
-        same = old is not None and all(
-            old.get(k) == self.manifest[k] for k in ("pair", "band_configs", "bands")
-        )
+    # --- the plan and the bands' records ------------------------------------------------
+
+    def open(self) -> frozenset[int]:
+        """Make the folder ready (a folder of another plan is emptied); returns the numbers of
+        the bands kept from an earlier run (verified, see the module docstring), and removes
+        the records and files of the others."""
+        try:
+            same = json.loads((self.folder / MANIFEST).read_text()) == self.head
+        except (OSError, ValueError):
+            same = False
         if not same:
             shutil.rmtree(self.folder, ignore_errors=True)
             self.folder.mkdir(parents=True)
-            for name in bands.PARTS:
-                with open(self._part(name), "wb") as f:
-                    f.truncate(self.entries * 2)
-            self._save()
-            return 0
-        self.manifest["deps"] = bool(old.get("deps")) and self._deps_path().exists()
-        kept = 0
-        raws = self.raws()
-        for band in self.plan.bands:  # the bands in order while they verify
-            rec = old["done"].get(str(band.number))
-            if rec is None or rec.get("digest") != self._digest(band, raws):
+            _write_atomically(self.folder / MANIFEST, json.dumps(self.head).encode())
+            return frozenset()
+        for tmp in self.folder.glob("*.tmp"):  # left by a killed writer
+            tmp.unlink(missing_ok=True)
+        if (self.folder / ASSEMBLED).exists():
+            return frozenset(b.number for b in self.plan.bands)
+        kept: set[int] = set()
+        for group in self.plan.groups():
+            ok = {b.number for b in group if self.verified(b)}
+            kept |= ok
+            if len(ok) < len(group):
                 break
-            self.manifest["done"][str(band.number)] = rec
-            kept += 1
-        del raws
-        self._save()
-        return kept
+        for band in self.plan.bands:
+            if band.number not in kept:
+                self._record_path(band).unlink(missing_ok=True)
+                self._band_path(band).unlink(missing_ok=True)
+        return frozenset(kept)
 
-    def _save(self) -> None:
-        tmp = self.manifest_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self.manifest))
-        os.replace(tmp, self.manifest_path)
+    def verified(self, band: bands.Band) -> bool:
+        """Whether band ``band``'s record is there and its file hashes to its digest."""
+        rec = self.record(band)
+        path = self._band_path(band)
+        return rec is not None and path.exists() and rec.get("digest") == _file_digest(path)
 
-    def done(self, band: bands.Band) -> bool:
-        return str(band.number) in self.manifest["done"]
+    def record(self, band: bands.Band) -> dict | None:
+        """Band ``band``'s record, None if it is not solved."""
+        try:
+            return json.loads(self._record_path(band).read_text())
+        except (OSError, ValueError):
+            return None
 
-    def record(self, band: bands.Band, top: int, reads: int, raws) -> None:
-        """Band ``band`` solved: its values flushed, then listed with their digest."""
-        for r in raws:
-            r.flush()
-        self.manifest["done"][str(band.number)] = {
-            "top": top,
-            "reads": reads,
-            "digest": self._digest(band, raws),
-        }
-        self._save()
+    def bands_done(self) -> int:
+        """Bands whose record is in the folder now."""
+        if (self.folder / ASSEMBLED).exists():
+            return len(self.plan.bands)
+        return len(band_records(self.folder))
 
-    def _digest(self, band: bands.Band, raws) -> str:
-        h = hashlib.blake2b(digest_size=16)
-        kk = self.plan.kk
-        for r in self.plan.order[band.start : band.stop]:
-            for raw in raws:
-                h.update(raw[r * kk : (r + 1) * kk].tobytes())
-        return h.hexdigest()
+    def _band_path(self, band: bands.Band) -> Path:
+        return self.folder / f"band-{band.number}.u16"
 
-    def top(self) -> int:
-        return max((d["top"] for d in self.manifest["done"].values()), default=0)
-
-    def reads(self) -> int:
-        return sum(d["reads"] for d in self.manifest["done"].values())
+    def _record_path(self, band: bands.Band) -> Path:
+        return self.folder / f"band-{band.number}.json"
 
     # --- the files ----------------------------------------------------------------------
 
-    def _part(self, name: str) -> Path:
-        return self.folder / f"{name}.u16"
+    def band_values(self, band: bands.Band) -> np.memmap:
+        """Band ``band``'s values (both parts), mapped read-only."""
+        n = 2 * self.plan.band_entries(band)
+        return np.memmap(self._band_path(band), dtype=bands.RAW_DTYPE, mode="r", shape=(n,))
+
+    def solve(self, band: bands.Band, threads: Callable[[], int]) -> None:
+        """Solve ``band`` from the files of the bands it reads, into its own file, then its
+        record (both under names of their own, renamed into place)."""
+        deps, offsets = self.dependencies()
+        tmp = _temporary(self._band_path(band))
+        n = 2 * self.plan.band_entries(band)
+        out = np.memmap(tmp, dtype=bands.RAW_DTYPE, mode="w+", shape=(n,))
+        top, reads = bands.solve_band(
+            self.variant, self.pair, self.plan, band, deps, offsets, self.band_values, out,
+            threads,
+        )  # fmt: skip
+        out.flush()
+        del out, deps
+        _sync(tmp)
+        os.replace(tmp, self._band_path(band))
+        rec = {"top": top, "reads": reads, "digest": _file_digest(self._band_path(band))}
+        _write_atomically(self._record_path(band), json.dumps(rec).encode())
 
     def _deps_path(self) -> Path:
         return self.folder / "deps.raw"
 
-    def raws(self) -> tuple[np.memmap, np.memmap]:
-        """Each part's raw values, mapped afresh (let go of with the arrays)."""
-        return tuple(
-            np.memmap(self._part(n), dtype=bands.RAW_DTYPE, mode="r+", shape=(self.entries,))
-            for n in bands.PARTS
-        )  # type: ignore[return-value]
-
-    def dependencies(self, db: Path, wide: bool) -> tuple[np.memmap, np.ndarray]:
-        """The dependencies' values (``wide``: two bytes each) mapped read-only, and their
-        offsets; decompressed into ``deps.raw`` the first time, one slice mapped at a
-        time."""
+    def _deps_layout(self) -> tuple[np.ndarray, int, type, list[Slice], dict[int, int]]:
         deps = sorted(pair_dependencies(self.pair[0]))
         sizes = {d.code: d.size(self.variant) for d in deps}
         offsets, total = flat_offsets(sizes)
-        dtype = np.uint16 if wide else np.uint8
+        return offsets, max(1, total), np.uint16 if self.wide else np.uint8, deps, sizes
+
+    def write_dependencies(self, db: Path) -> None:
+        """``deps.raw`` from the dependencies' files, one slice mapped at a time, unless it is
+        there already."""
         path = self._deps_path()
-        if not self.manifest["deps"]:
-            with open(path, "wb") as f:
-                f.truncate(max(1, total) * np.dtype(dtype).itemsize)
-            for d in deps:
-                out = np.memmap(path, dtype=dtype, mode="r+", shape=(max(1, total),))
-                pos = int(offsets[d.code])
-                read_slice(slice_path(db, d), self.variant, d, out=out[pos : pos + sizes[d.code]])
-                out.flush()
-                del out
-            self.manifest["deps"] = True
-            self._save()
-        return np.memmap(path, dtype=dtype, mode="r", shape=(max(1, total),)), offsets
+        if path.exists():
+            return
+        offsets, total, dtype, deps, sizes = self._deps_layout()
+        tmp = _temporary(path)
+        with open(tmp, "wb") as f:
+            f.truncate(total * np.dtype(dtype).itemsize)
+        for d in deps:
+            out = np.memmap(tmp, dtype=dtype, mode="r+", shape=(total,))
+            pos = int(offsets[d.code])
+            read_slice(slice_path(db, d), self.variant, d, out=out[pos : pos + sizes[d.code]])
+            out.flush()
+            del out
+        _sync(tmp)
+        os.replace(tmp, path)
+
+    def dependencies(self) -> tuple[np.memmap, np.ndarray]:
+        """The dependencies' values (two bytes each if ``wide``) mapped read-only, and their
+        offsets (:meth:`write_dependencies` first)."""
+        offsets, total, dtype, _, _ = self._deps_layout()
+        return np.memmap(self._deps_path(), dtype=dtype, mode="r", shape=(total,)), offsets
+
+    def _part(self, name: str) -> Path:
+        return self.folder / f"{name}.u16"
+
+    def assemble(self) -> int:
+        """``white.u16`` and ``black.u16`` from the band files, a band at a time (unless done
+        already), then ``assembled.json`` and the band files removed; returns the random
+        accesses of all bands."""
+        done = self.folder / ASSEMBLED
+        if done.exists():
+            return int(json.loads(done.read_text())["reads"])
+        for name in bands.PARTS:
+            with open(self._part(name), "wb") as f:
+                f.truncate(self.entries * 2)
+        reads = 0
+        for band in self.plan.bands:
+            rec = self.record(band)
+            assert rec is not None, f"{self.label}: band {band.number} is not solved"
+            reads += rec["reads"]
+            white, black = (
+                np.memmap(self._part(n), dtype=bands.RAW_DTYPE, mode="r+", shape=(self.entries,))
+                for n in bands.PARTS
+            )
+            bands.place_band(self.plan, band, self.band_values(band), white, black)
+            white.flush()
+            black.flush()
+            del white, black
+        for name in bands.PARTS:
+            _sync(self._part(name))
+        _write_atomically(done, json.dumps({"reads": reads}).encode())
+        for band in self.plan.bands:
+            self._record_path(band).unlink(missing_ok=True)
+            self._band_path(band).unlink(missing_ok=True)
+        return reads
 
     def mirror(self, threads: int) -> None:
         """``mirror.u16``: the black-to-move part in the mirror slice's index order, a run
@@ -255,7 +319,8 @@ class Scratch:
         step = max(1, END_STEP_BYTES // (2 * self.plan.kk))
         n = len(self.plan.order)
         for c0 in range(0, n, step):
-            black = self.raws()[1]
+            black = np.memmap(self._part("black"), dtype=bands.RAW_DTYPE, mode="r",
+                              shape=(self.entries,))  # fmt: skip
             out = np.memmap(path, dtype=bands.RAW_DTYPE, mode="r+", shape=(self.entries,))
             bands.mirror_values(self.variant, self.pair, black, out, c0, min(n, c0 + step), threads)
             out.flush()
@@ -270,6 +335,42 @@ class Scratch:
         parent = self.folder.parent
         if parent.exists() and not any(parent.iterdir()):
             parent.rmdir()
+
+
+def band_records(folder: Path) -> list[Path]:
+    """The records of the bands solved in the scratch folder ``folder``."""
+    return sorted(folder.glob("band-*.json"))
+
+
+def _temporary(path: Path) -> Path:
+    """A name of its own beside ``path`` for one writer (``*.tmp``)."""
+    return path.with_name(f"{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
+
+
+def _sync(path: Path) -> None:
+    """``path``'s data on disk (on NFS: on the server) before it is renamed or listed."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    tmp = _temporary(path)
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _file_digest(path: Path) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    with open(path, "rb") as f:
+        while chunk := f.read(END_STEP_BYTES):
+            h.update(chunk)
+    return h.hexdigest()
 
 
 def slice_stats(scr: Scratch, s: Slice) -> tuple[SliceStats, int]:
@@ -315,6 +416,66 @@ def narrow_values(scr: Scratch, s: Slice, top: int) -> np.ndarray:
     return np.memmap(dst, dtype=np.uint8, mode="r", shape=(scr.entries,))
 
 
+def open_scratch(
+    db: Path, variant: Variant, pair: tuple[Slice, ...], p: bands.Plan, wide: bool
+) -> tuple[Scratch, frozenset[int]]:
+    """The first step of the out-of-core task: the scratch folder of ``pair`` made ready,
+    the bands kept from an earlier run (logged) and the dependencies decompressed; returns
+    the folder and the kept bands' numbers."""
+    scr = Scratch(db, variant, pair, p, wide)
+    kept = scr.open()
+    if kept:
+        nb = len(p.bands)
+        log.info(
+            "%s: %d of %d bands kept from an earlier run", scr.label, len(kept), nb,
+            extra={BAND_PROGRESS: (scr.label, len(kept), nb)},
+        )  # fmt: skip
+    scr.write_dependencies(db)
+    return scr, kept
+
+
+def solve_one(scr: Scratch, band: bands.Band, threads: Callable[[], int]) -> None:
+    """Solve ``band`` (the bands it reads are solved), and log it with its progress
+    (``extra[BAND_PROGRESS]``: the pair, the bands done, the bands)."""
+    scr.solve(band, threads)
+    nb, done = len(scr.plan.bands), scr.bands_done()
+    log.info(
+        "%s: band %d of %d solved (%d bands done)", scr.label, band.number + 1, nb, done,
+        extra={BAND_PROGRESS: (scr.label, done, nb)},
+    )  # fmt: skip
+
+
+def finish(
+    scr: Scratch,
+    db: Path,
+    threads: int,
+    parent_gone: Callable[[], bool],
+    fen_of: Callable[[Slice, int], str],
+) -> tuple[tuple[SliceStats, ...], int]:
+    """The last step, every band solved: the parts put together, the mirror, the counts,
+    the pair's files written (``fen_of(slice, entry)``: the FEN of a slice's entry, for
+    its longest win) and the folder removed; returns (stats per slice, random accesses)."""
+    from tablebase.storage.files import write_slice
+
+    reads = scr.assemble()
+    scr.mirror(threads)
+    out = []
+    for s in scr.pair:
+        stats, top = slice_stats(scr, s)
+        fen = fen_of(s, stats.longest_win_index) if stats.wins else ""
+        values = narrow_values(scr, s, top)
+        if parent_gone():
+            os._exit(1)  # the build that asked for this table is gone: write nothing
+        try:
+            write_slice(db, scr.variant, s, values, stats, fen, scratch=scr.folder)
+        except OSError as e:
+            raise SliceWriteError(s.name, str(slice_path(db, s)), describe(e)) from None
+        del values
+        out.append(stats)
+    scr.remove()
+    return tuple(out), reads
+
+
 def solve_and_write(
     db: Path,
     variant: Variant,
@@ -325,62 +486,14 @@ def solve_and_write(
     parent_gone: Callable[[], bool],
     fen_of: Callable[[Slice, int], str],
 ) -> tuple[tuple[SliceStats, ...], int, int, float]:
-    """Solve ``pair`` by the bands of ``p`` in its scratch folder (resuming the bands an
-    earlier run left) and write its files (``fen_of(slice, entry)``: the FEN of a slice's
-    entry, for its longest win); returns (stats per slice, random accesses, bands kept from
-    an earlier run, seconds of the end: mirror, counts, writing)."""
-    import time
-
-    from tablebase.storage.files import write_slice
-
-    scr = Scratch(db, variant, pair, p)
-    kept = scr.open()
-    names = "+".join(s.name for s in pair)
-    nb = len(p.bands)
-    if kept:
-        log.info(
-            "%s: %d of %d bands kept from an earlier run", names, kept, nb,
-            extra={BAND_PROGRESS: (names, kept, nb)},
-        )  # fmt: skip
-    vals, offsets = scr.dependencies(db, wide)
-    del vals
-    solved = [kept]
-
-    def raws():
-        return scr.raws()
-
-    def finished(band: bands.Band, top: int, reads: int) -> None:
-        scr.record(band, top, reads, scr.raws())
-        solved[0] += 1
-        log.info(
-            "%s: band %d of %d solved (%d bands done)", names, band.number + 1, nb, solved[0],
-            extra={BAND_PROGRESS: (names, solved[0], nb)},
-        )  # fmt: skip
-
-    for band in p.bands:  # each band with its own mappings, let go of after it
-        if scr.done(band):
-            continue
-        deps, _ = scr.dependencies(db, wide)
-        bands.solve_bands(
-            variant, pair, bands.Plan(p.pair, p.order, p.kk, (band,)), deps, offsets, raws,
-            threads, scr.done, finished,
-        )  # fmt: skip
-        del deps
+    """Solve ``pair`` by the bands of ``p`` in its scratch folder, one after the other
+    (resuming the bands an earlier run left), and write its files (:func:`finish`); returns
+    (stats per slice, random accesses, bands kept from an earlier run, seconds of the end:
+    assembling, mirror, counts, writing)."""
+    scr, kept = open_scratch(db, variant, pair, p, wide)
+    for band in p.bands:
+        if band.number not in kept:
+            solve_one(scr, band, threads)
     t0 = time.perf_counter()
-    scr.mirror(threads())
-    out = []
-    for s in pair:
-        stats, top = slice_stats(scr, s)
-        fen = fen_of(s, stats.longest_win_index) if stats.wins else ""
-        values = narrow_values(scr, s, top)
-        if parent_gone():
-            os._exit(1)  # the build that asked for this table is gone: write nothing
-        try:
-            write_slice(db, variant, s, values, stats, fen, scratch=scr.folder)
-        except OSError as e:
-            raise SliceWriteError(s.name, str(slice_path(db, s)), describe(e)) from None
-        del values
-        out.append(stats)
-    reads = scr.reads()
-    scr.remove()
-    return tuple(out), reads, kept, time.perf_counter() - t0
+    stats, reads = finish(scr, db, threads(), parent_gone, fen_of)
+    return stats, reads, len(kept), time.perf_counter() - t0

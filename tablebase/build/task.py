@@ -16,7 +16,9 @@ import logging
 import os
 import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numba
 import numpy as np
@@ -38,6 +40,9 @@ from tablebase.storage.files import (
     slice_path,
     write_slice,
 )
+
+if TYPE_CHECKING:
+    from tablebase.solve.bands import Plan
 
 log = logging.getLogger("tablebase.build.task")
 
@@ -348,10 +353,10 @@ def run_pair_task(
     pair = tuple(parse_slice(n) for n in pair_names)
     dbp = Path(db)
     t0 = time.perf_counter()
+    found = complete_report(variant, pair, dbp, t0)
+    if found is not None:
+        return found
     entries = sum(s.size(variant) for s in pair)
-    if pair_complete(dbp, variant, pair):
-        stats = tuple(_stored_stats(dbp, s) for s in pair)
-        return PairReport(pair_names, stats, entries, time.perf_counter() - t0, True)
     if threads > 0:
         pass_threads(threads)
     if out_of_core(variant, pair, memory, dbp):
@@ -385,6 +390,25 @@ def run_pair_task(
     )
 
 
+def complete_report(
+    variant: Variant, pair: tuple[Slice, ...], db: Path, t0: float
+) -> PairReport | None:
+    """The report of a pair whose files exist and verify (:func:`pair_complete`): skipped,
+    with its stored stats, ``t0`` the task's start (``time.perf_counter``); None if the
+    pair is to be solved."""
+    if not pair_complete(db, variant, pair):
+        return None
+    stats = tuple(_stored_stats(db, s) for s in pair)
+    entries = sum(s.size(variant) for s in pair)
+    names = tuple(s.name for s in pair)
+    return PairReport(names, stats, entries, time.perf_counter() - t0, True)
+
+
+def entry_fen(variant: Variant, s: Slice, entry: int) -> str:
+    """The FEN of entry ``entry`` of slice ``s`` (:func:`entry_position`)."""
+    return entry_position(variant, s, entry).fen()
+
+
 # Set in a scheduler's worker process to the pid of the build it works for.
 PARENT_PID: int | None = None
 
@@ -393,10 +417,11 @@ def _parent_gone() -> bool:
     return PARENT_PID is not None and os.getppid() != PARENT_PID
 
 
-def _run_out_of_core(
-    variant: Variant, pair: tuple[Slice, ...], db: Path, threads: int, memory: int, t0: float
-) -> PairReport:
-    """:func:`run_pair_task` by bands under the cap ``memory``."""
+def out_of_core_plan(variant: Variant, pair: tuple[Slice, ...], memory: int) -> Plan:
+    """The bands ``pair`` is solved by under the cap ``memory``
+    (:func:`tablebase.build.outofcore.choose_plan`), logged;
+    :class:`~tablebase.build.faults.MemoryBudgetError` if even bands of one configuration do
+    not fit."""
     from tablebase.build import outofcore
     from tablebase.build.faults import MemoryBudgetError
 
@@ -410,14 +435,23 @@ def _run_out_of_core(
         )
     log.info(
         "%s: out of core, %d bands of up to %d men configurations (estimated %.1f GiB)",
-        names, len(p.bands), max(b.stop - b.start for b in p.bands),
-        outofcore.task_memory(variant, p) / (1 << 30),
+        names, len(p.bands), p.band_configs, outofcore.task_memory(variant, p) / (1 << 30),
     )  # fmt: skip
+    return p
+
+
+def _run_out_of_core(
+    variant: Variant, pair: tuple[Slice, ...], db: Path, threads: int, memory: int, t0: float
+) -> PairReport:
+    """:func:`run_pair_task` by bands under the cap ``memory``."""
+    from tablebase.build import outofcore
+
+    p = out_of_core_plan(variant, pair, memory)
     wide = dependency_value_bytes(db, pair) == 2
     t_solve = time.perf_counter()
     stats, reads, _, t_end = outofcore.solve_and_write(
         db, variant, pair, p, wide, lambda: pass_threads(threads), _parent_gone,
-        lambda s, entry: entry_position(variant, s, entry).fen(),
+        partial(entry_fen, variant),
     )  # fmt: skip
     t_all = time.perf_counter() - t0
     return PairReport(

@@ -14,11 +14,15 @@ the smaller slices its captures and promotions reach. So the pair need not be in
   (:func:`tablebase.solve.men._solve_config` reads configuration ``r`` at ``slots[r]``),
   plus the threads' configuration scratch (as in memory) and the dependencies' pages
   that the band touches;
-* **on disk**, in the pair's scratch folder: the solved values of each part as raw
-  ``uint16`` (:data:`PARTS`; the black-to-move part in the first slice's board order, as
-  the solver lays it out), written as each band finishes and read back, configuration by
-  configuration, as the window of a later band; the mirror's part is put into its own
-  index order at the end (:func:`mirror_values`), configurations at a time.
+* **solved values** (:data:`RAW_DTYPE`), band by band: a band's values are its own
+  configurations' entries in band order, the white-to-move part then the black-to-move part
+  (the latter in the first slice's board order, as the solver lays it out); a band's window
+  is loaded from the values of the bands of the group before that hold what it reads
+  (:meth:`Plan.sources`), so the values of two bands of one group never share storage
+  and the bands of a group can be solved at once, on different machines
+  (:mod:`tablebase.build.outofcore` keeps one file per band). At the end the bands are put
+  in configuration-rank order (:func:`place_band`) and the mirror's part into its own index
+  order (:func:`mirror_values`), configurations at a time.
 
 A word read back from a value ``v`` is ``DEC | v`` (``v > 0``) or ``0`` (a draw): exactly
 what :func:`tablebase.solve.men._men_steps` reads from the in-memory state (which holds
@@ -29,13 +33,14 @@ values equal those of the in-memory solve (``tests/tablebase/test_bands.py``).
 **Memory bound** (:func:`band_memory`): the largest window of the plan, ``2 * (own +
 reached) * K`` words of 2 bytes (4 where a band's undecided words overflow and it is
 solved again with four-byte words), plus the scratch; the dependencies are memory-mapped
-raw values (:mod:`tablebase.build.bands`), whose pages are dropped after each band.
+raw values (:mod:`tablebase.build.outofcore`), whose pages are dropped after each band.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numba
 import numpy as np
@@ -97,8 +102,8 @@ def reached_configs(nsq, width, nbr, counts, binom, configs):
 @njit(cache=True, parallel=True)
 def load_words(raw, state, off, ranks, first, kk, vb):
     """The values of configurations ``ranks`` (``raw``: a part's values, configuration ``r``
-    at ``r * kk``) into ``state`` as decided words, at slots ``first, first + 1, ...`` of the
-    part at ``off``; a draw is 0."""
+    at ``r * kk``; a band's part, ``r`` its place in the band) into ``state`` as decided
+    words, at slots ``first, first + 1, ...`` of the part at ``off``; a draw is 0."""
     dec = 1 << (2 * vb - 1)
     for i in prange(ranks.shape[0]):
         src = ranks[i] * kk
@@ -150,6 +155,44 @@ class Plan:
     @property
     def largest_window(self) -> int:
         return max(b.window_configs() for b in self.bands)
+
+    @property
+    def band_configs(self) -> int:
+        """The most configurations of a band (:func:`plan` with it gives this plan again)."""
+        return max(b.stop - b.start for b in self.bands)
+
+    def groups(self) -> list[list[Band]]:
+        """The bands of each group, the groups in solving order."""
+        out: list[list[Band]] = []
+        for b in self.bands:
+            if not out or out[-1][0].group != b.group:
+                out.append([])
+            out[-1].append(b)
+        return out
+
+    def band_entries(self, band: Band) -> int:
+        """Entries of one part of ``band``'s values (both parts: twice as many)."""
+        return (band.stop - band.start) * self.kk
+
+    @cached_property
+    def _positions(self) -> np.ndarray:
+        pos = np.empty(len(self.order), dtype=np.int64)
+        pos[self.order] = np.arange(len(self.order))
+        return pos
+
+    def sources(self, band: Band) -> tuple[np.ndarray, list[tuple[Band, np.ndarray]]]:
+        """What ``band`` reads (its ``reads``) in the order its window holds them (by their
+        place in ``order``) and, for each band holding some of them in that order, the band
+        and their places in its values."""
+        pos = np.sort(self._positions[band.reads])
+        starts = np.array([b.start for b in self.bands], dtype=np.int64)
+        holder = np.searchsorted(starts, pos, side="right") - 1
+        out = []
+        for h in np.unique(holder):
+            src = self.bands[int(h)]
+            assert src.group < band.group, (band.number, src.number)  # solved before
+            out.append((src, pos[holder == h] - src.start))
+        return self.order[pos], out
 
 
 def _counts(s: Slice) -> np.ndarray:
@@ -204,14 +247,17 @@ def solve_band(
     band: Band,
     vals: np.ndarray,
     offsets: np.ndarray,
-    raws: tuple[np.ndarray, np.ndarray],
+    solved: Callable[[Band], np.ndarray],
+    out: np.ndarray,
     threads: Callable[[], int],
 ) -> tuple[int, int]:
     """Solve ``band`` of plan ``p`` from its dependencies (``vals``, ``offsets``) and the
-    values of the configurations it reads (``raws``: each part's raw values), and write its
-    values into ``raws``; returns (largest value, random accesses)."""
+    values of the bands it reads (``solved(b)``: band ``b``'s values, see the module
+    docstring), and write its values into ``out`` (``2 * p.band_entries(band)`` raw
+    values); returns (largest value, random accesses)."""
+    assert out.shape[0] == 2 * p.band_entries(band)
     for vb in (8, 16):
-        got = _solve_band(variant, pair, p, band, vals, offsets, raws, threads, vb)
+        got = _solve_band(variant, pair, p, band, vals, offsets, solved, out, threads, vb)
         if got is not None:
             return got
     raise BandSolveError(
@@ -219,31 +265,49 @@ def solve_band(
     )
 
 
-def _solve_band(variant, pair, p, band, vals, offsets, raws, threads, vb):
+def _solve_band(variant, pair, p, band, vals, offsets, solved, out, threads, vb):
     kk = p.kk
     own = p.order[band.start : band.stop]
+    reads, sources = p.sources(band)
     nslots = band.window_configs()
     slots = np.full(len(p.order), -1, dtype=np.int64)
     slots[own] = np.arange(len(own))
-    slots[band.reads] = np.arange(len(own), nslots)
+    slots[reads] = np.arange(len(own), nslots)
     state = np.empty(2 * nslots * kk, dtype=state_dtype(vb))
     offb = nslots * kk
-    # a white man's step reads the black-to-move part, and the other way round
-    load_words(raws[0], state, 0, band.reads, len(own), kk, vb)
-    load_words(raws[1], state, offb, band.reads, len(own), kk, vb)
+    # a white man's step reads the black-to-move part, and the other way round; the reads
+    # held by one band are consecutive slots of the window
+    first = len(own)
+    for src, places in sources:
+        values, m = solved(src), p.band_entries(src)
+        load_words(values[:m], state, 0, places, first, kk, vb)
+        load_words(values[m:], state, offb, places, first, kk, vb)
+        first += len(places)
+        del values
     scratch = men.config_scratch(kk, numba.config.NUMBA_NUM_THREADS)
     none = np.zeros(0, dtype=np.uint8)
     counts = _counts(pair[0])
     n = threads()
-    top, reads, visits = men.solve_group(
+    top, nreads, visits = men.solve_group(
         state, 0, offb, vals, offsets, variant.neighbours, variant.rules, BINOM, counts, kk,
         own, vb, none, none, n, scratch, slots,
     )  # fmt: skip
     if top >= OVERFLOW:
         return None
-    store_values(state, 0, raws[0], own, kk, vb)
-    store_values(state, offb, raws[1], own, kk, vb)
-    return int(top), int(reads) + int(visits)
+    local = np.arange(len(own), dtype=np.int64)
+    m = p.band_entries(band)
+    store_values(state, 0, out[:m], local, kk, vb)
+    store_values(state, offb, out[m:], local, kk, vb)
+    return int(top), int(nreads) + int(visits)
+
+
+def place_band(p: Plan, band: Band, values: np.ndarray, white: np.ndarray, black: np.ndarray):
+    """``band``'s values into each part's values in configuration-rank order (``white``,
+    ``black``: configuration ``r`` at ``r * kk``)."""
+    own = p.order[band.start : band.stop]
+    m = p.band_entries(band)
+    white.reshape(-1, p.kk)[own] = values[:m].reshape(-1, p.kk)
+    black.reshape(-1, p.kk)[own] = values[m:].reshape(-1, p.kk)
 
 
 def mirror_values(
@@ -271,20 +335,19 @@ def solve_bands(
     p: Plan,
     vals: np.ndarray,
     offsets: np.ndarray,
-    raws: Callable[[], tuple[np.ndarray, np.ndarray]],
     threads: Callable[[], int],
-    done: Callable[[Band], bool] = lambda band: False,
-    finished: Callable[[Band, int, int], None] = lambda band, top, reads: None,
-) -> None:
-    """Solve the bands of plan ``p`` in order, each but those ``done`` says are solved
-    already; ``raws()`` gives each part's raw values (configuration ``r`` at ``r * kk``:
-    memory-mapped files, or arrays) for the next band, ``finished(band, top, reads)`` is
-    called once a band's values are in them."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every band of plan ``p`` solved in order, in memory; each part's values in
+    configuration-rank order (what the scratch folder holds at the end, out of core)."""
+    solved: dict[int, np.ndarray] = {}
+    n = len(p.order) * p.kk
+    white, black = np.zeros(n, RAW_DTYPE), np.zeros(n, RAW_DTYPE)
     for band in p.bands:
-        if done(band):
-            continue
-        top, reads = solve_band(variant, pair, p, band, vals, offsets, raws(), threads)
-        finished(band, top, reads)
+        out = np.zeros(2 * p.band_entries(band), RAW_DTYPE)
+        solve_band(variant, pair, p, band, vals, offsets, lambda b: solved[b.number], out, threads)
+        solved[band.number] = out
+        place_band(p, band, out, white, black)
+    return white, black
 
 
 @njit(cache=True, parallel=True)

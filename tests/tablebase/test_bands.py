@@ -40,13 +40,11 @@ def solved_by_bands(variant, pair, deps, band_configs):
     """The values of both slices of ``pair`` solved by bands of ``band_configs``, each part
     held as raw values in memory, and the plan."""
     p = bands.plan(variant, pair, band_configs)
-    n = len(p.order) * p.kk
-    raws = (np.zeros(n, bands.RAW_DTYPE), np.zeros(n, bands.RAW_DTYPE))
     threads = lambda: generator.pass_threads(2)  # noqa: E731
-    bands.solve_bands(variant, pair, p, deps.vals, deps.offsets, lambda: raws, threads)
-    mirror = np.zeros(n, bands.RAW_DTYPE)
-    bands.mirror_values(variant, pair, raws[1], mirror, 0, len(p.order), 2)
-    return raws[0], mirror, p
+    white, black = bands.solve_bands(variant, pair, p, deps.vals, deps.offsets, threads)
+    mirror = np.zeros_like(black)
+    bands.mirror_values(variant, pair, black, mirror, 0, len(p.order), 2)
+    return white, mirror, p
 
 
 @pytest.mark.parametrize(
@@ -204,11 +202,10 @@ def test_a_pair_over_the_cap_even_out_of_core_is_refused_before_it_starts(
 
 def test_a_build_killed_in_the_middle_of_a_pair_resumes_by_band(tmp_path_factory, tmp_path) -> None:
     """English 1011+1110 solved out of core in bands of 10 configurations (about 80 bands):
-    the build is killed (``kill -9`` of its process group) once the manifest lists three
-    bands solved; the rerun keeps at least those bands (the log says how many of how many),
-    solves the rest and writes the same tables as the in-memory build, and the scratch
-    folder is gone."""
-    import json
+    the build is killed (``kill -9`` of its process group) once the scratch folder holds the
+    records of three bands solved; the rerun keeps at least those bands (the log says how
+    many of how many), solves the rest and writes the same tables as the in-memory build,
+    and the scratch folder is gone."""
     import os
     import signal
     import subprocess
@@ -230,16 +227,13 @@ def test_a_build_killed_in_the_middle_of_a_pair_resumes_by_band(tmp_path_factory
         sys.executable, "-m", "tablebase.cli", "generate", "--variant", "english",
         "--material", "1011", "--memory", str(cap), "--db", str(db), "--jobs", "1",
     ]  # fmt: skip
-    manifest = outofcore.scratch_folder(db, pair) / outofcore.MANIFEST
+    folder = outofcore.scratch_folder(db, pair)
     proc = subprocess.Popen(
         cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
     )
 
     def bands_done() -> int:
-        try:
-            return len(json.loads(manifest.read_text())["done"])
-        except (OSError, ValueError):
-            return 0
+        return len(outofcore.band_records(folder)) if folder.exists() else 0
 
     deadline = time.monotonic() + 600
     while bands_done() < 3:
@@ -262,3 +256,56 @@ def test_a_build_killed_in_the_middle_of_a_pair_resumes_by_band(tmp_path_factory
     for s in pair:
         assert same_table(slice_path(src, s), slice_path(db, s)), s.name
     assert not (db / outofcore.FOLDER).exists()
+
+
+def _solve_band_in_process(db: str, names, band_configs: int, number: int, barrier) -> None:
+    """In a process of its own: band ``number`` of English ``names`` solved into the
+    scratch folder of ``db`` once every process is ready (``barrier``)."""
+    pair = tuple(parse_slice(n) for n in names)
+    p = bands.plan(ENGLISH, pair, band_configs)
+    scr = outofcore.Scratch(Path(db), ENGLISH, pair, p, False)
+    barrier.wait()
+    outofcore.solve_one(scr, p.bands[number], lambda: generator.pass_threads(1))
+
+
+def test_two_bands_of_a_group_solved_at_once_write_the_values_of_the_sequential_solve(
+    tmp_path_factory, tmp_path
+) -> None:
+    """English 1011+1110 in bands of 10 configurations: the groups before one of several
+    bands solved into the scratch folder, then two bands of that group solved by two
+    processes at once (each its own files in the one folder): each band file holds the
+    values the in-memory solve of every band in order gives its configurations, and each
+    record's digest is its file's."""
+    import multiprocessing as mp
+
+    db = tmp_path / "english"
+    shutil.copytree(session_database(tmp_path_factory, "english", 3), db)
+    names = ("1011", "1110")
+    pair = tuple(parse_slice(n) for n in names)
+    p = bands.plan(ENGLISH, pair, 10)
+    group = next(g for g in p.groups() if len(g) >= 2 and g[0].group > 0)
+    scr, kept = outofcore.open_scratch(db, ENGLISH, pair, p, False)
+    assert not kept
+    for band in p.bands[: group[0].number]:
+        outofcore.solve_one(scr, band, lambda: generator.pass_threads(1))
+    ctx = mp.get_context("spawn")
+    barrier = ctx.Barrier(2)
+    procs = [
+        ctx.Process(target=_solve_band_in_process, args=(str(db), names, 10, b.number, barrier))
+        for b in group[:2]
+    ]
+    for proc in procs:
+        proc.start()
+    for proc in procs:
+        proc.join(120)
+        assert proc.exitcode == 0
+    deps = generator.dependency_tables(db, ENGLISH, pair)
+    threads = lambda: generator.pass_threads(1)  # noqa: E731
+    white, black = bands.solve_bands(ENGLISH, pair, p, deps.vals, deps.offsets, threads)
+    for band in group[:2]:
+        own = p.order[band.start : band.stop]
+        want = np.concatenate([white.reshape(-1, p.kk)[own], black.reshape(-1, p.kk)[own]])
+        got = np.array(scr.band_values(band))
+        np.testing.assert_array_equal(got, want.ravel(), err_msg=str(band.number))
+        assert scr.record(band) is not None and scr.verified(band)
+    assert not list(scr.folder.glob("*.tmp"))

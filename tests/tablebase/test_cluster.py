@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import re
+import shutil
 import time
 from pathlib import Path
 
@@ -16,14 +18,24 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
+from tablebase.build import outofcore  # noqa: E402
 from tablebase.build.cluster import DaskScheduler, _topological, parse_address  # noqa: E402
 from tablebase.build.faults import BuildError  # noqa: E402
 from tablebase.build.folderlock import LOCK_NAME  # noqa: E402
-from tablebase.build.schedule import LocalScheduler, PairTask, Progress, build_graph  # noqa: E402
-from tablebase.build.task import PairReport, run_pair_task  # noqa: E402
+from tablebase.build.schedule import (  # noqa: E402
+    LocalScheduler,
+    PairTask,
+    Progress,
+    build_graph,
+    graph_for_pairs,
+)
+from tablebase.build.task import PairReport, pair_memory, pass_threads, run_pair_task  # noqa: E402
 from tablebase.build.verify import verify_slice  # noqa: E402
-from tablebase.material.slices import all_slices  # noqa: E402
-from tablebase.rules.variants import INTERNATIONAL  # noqa: E402
+from tablebase.material.slices import all_slices, parse_slice  # noqa: E402
+from tablebase.rules.variants import ENGLISH, INTERNATIONAL  # noqa: E402
+from tablebase.storage.files import slice_path  # noqa: E402
+from tests.conftest import session_database  # noqa: E402
+from tests.tablebase.conftest import same_table  # noqa: E402
 
 TARGET = ("0111", "1101")  # a 3-piece pair in the middle of the graph: others wait for it
 
@@ -262,3 +274,106 @@ def test_cli_material_and_memory_with_scheduler(cluster_address, local3, tmp_pat
     small = CliRunner().invoke(main, ["generate", "--pieces", "3", *args[3:], "--memory", "64M"])
     assert small.exit_code == 1 and "needs an estimated" in small.output
     assert sorted(sha256s(db)) == sorted(got)  # nothing was submitted
+
+
+OOC_PAIR = ("1011", "1110")  # English, 3 pieces, solved by men configurations
+BAND_LINE = re.compile(r"1011\+1110: band (\d+) of (\d+) solved")
+
+
+class BandRecorder(Recorder):
+    """Also remembers the band progress callbacks."""
+
+    def start(self, total: int, entries: int) -> None:
+        super().start(total, entries)
+        self.bands: list[tuple[str, int, int]] = []
+
+    def band(self, label: str, done: int, total: int) -> None:
+        self.bands.append((label, done, total))
+
+
+@pytest.fixture
+def english3_without_pair(tmp_path_factory, tmp_path, monkeypatch) -> tuple[Path, Path, int]:
+    """The English 2-3 database, a copy of it without OOC_PAIR's files, and a cap one byte
+    below the pair's in-memory estimate; bands of 10 configurations at most (about 80)."""
+    src = session_database(tmp_path_factory, "english", 3)
+    db = tmp_path / "english"
+    shutil.copytree(src, db)
+    pair = tuple(parse_slice(n) for n in OOC_PAIR)
+    for s in pair:
+        slice_path(db, s).unlink()
+    monkeypatch.setenv(outofcore.BAND_CONFIGS_ENV, "10")
+    return src, db, pair_memory(ENGLISH, pair, db) - 1
+
+
+def ooc_build(address: str, db: Path, cap: int) -> BandRecorder:
+    pair = tuple(parse_slice(n) for n in OOC_PAIR)
+    rec = BandRecorder()
+    scheduler = DaskScheduler(address, threads=1, memory=cap)
+    scheduler.run(ENGLISH, graph_for_pairs(ENGLISH, [pair]), str(db), rec)
+    return rec
+
+
+def band_records(caplog, want: int) -> list[logging.LogRecord]:
+    """The forwarded "band N of M solved" records, once ``want`` of them arrived (10 s at
+    most: worker records may trail the last result)."""
+    deadline = time.time() + 10
+    while True:
+        got = [r for r in caplog.records if BAND_LINE.search(r.getMessage())]
+        if len(got) >= want or time.time() > deadline:
+            return got
+        time.sleep(0.1)
+
+
+def test_cluster_solves_a_pair_out_of_core_by_band_tasks(
+    cluster_address, english3_without_pair, caplog
+) -> None:
+    """``memory`` below the pair's in-memory task: the pair is solved by one Dask task per
+    band on the workers, each band once, the progress told of every band as its task
+    ends; the files equal the in-memory build's and the scratch folder is gone; a rerun
+    finds the pair complete and solves no band. (Which
+    worker takes a band is Dask's choice: with bands of milliseconds here, the worker
+    holding the prepare task's result takes most.)"""
+    src, db, cap = english3_without_pair
+    pair = tuple(parse_slice(n) for n in OOC_PAIR)
+    nbands = len(outofcore.choose_plan(ENGLISH, pair, cap).bands)
+    assert nbands > 20
+    with caplog.at_level(logging.INFO, logger="tablebase"):
+        rec = ooc_build(cluster_address, db, cap)
+        records = band_records(caplog, nbands)
+    for s in pair:
+        assert same_table(slice_path(src, s), slice_path(db, s)), s.name
+    assert not (db / outofcore.FOLDER).exists()
+    assert rec.finished and [r.slices for r in rec.reports] == [OOC_PAIR]
+    assert rec.bands == [("1011+1110", k, nbands) for k in range(1, nbands + 1)]
+    solved = sorted(int(BAND_LINE.search(r.getMessage()).group(1)) for r in records)
+    assert solved == list(range(1, nbands + 1))  # each band once, by a task of its own
+    assert os.getpid() not in {r.process for r in records}  # solved by the workers
+    assert all(r.band_progress[0] == "1011+1110" for r in records)
+    again = ooc_build(cluster_address, db, cap)  # found complete by the prepare task
+    assert [r.skipped for r in again.reports] == [True] and again.bands == []
+
+
+def test_cluster_resumes_a_pair_out_of_core_from_its_band_files(
+    cluster_address, english3_without_pair, caplog
+) -> None:
+    """Band files of the first groups left by an earlier run (solved here in this process)
+    are kept by the Dask build: only the other bands are solved, and the files equal the
+    in-memory build's."""
+    src, db, cap = english3_without_pair
+    pair = tuple(parse_slice(n) for n in OOC_PAIR)
+    p = outofcore.choose_plan(ENGLISH, pair, cap)
+    scr, _ = outofcore.open_scratch(db, ENGLISH, pair, p, False)
+    first = [b for g in p.groups()[:3] for b in g]
+    for band in first:
+        outofcore.solve_one(scr, band, lambda: pass_threads(1))
+    nb, k = len(p.bands), len(first)
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="tablebase"):
+        ooc_build(cluster_address, db, cap)
+        records = band_records(caplog, nb - k)
+    assert f"1011+1110: {k} of {nb} bands kept from an earlier run" in caplog.text
+    solved = sorted(int(BAND_LINE.search(r.getMessage()).group(1)) for r in records)
+    assert solved == list(range(k + 1, nb + 1))
+    for s in pair:
+        assert same_table(slice_path(src, s), slice_path(db, s)), s.name
+    assert not (db / outofcore.FOLDER).exists()
