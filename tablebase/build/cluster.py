@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from tablebase.build.faults import BuildError, describe
-from tablebase.build.schedule import PairTask, Progress, check_budget
+from tablebase.build.schedule import PairTask, Progress, check_budget, plan_tasks
 from tablebase.build.task import PairReport, run_pair_task
 from tablebase.rules.variants import Variant
 from tablebase.storage.files import remove_stale_temporaries
@@ -218,7 +218,7 @@ class DaskScheduler:
         if self.memory is not None:
             from tablebase.build import clusterbands
 
-            tasks, ooc = clusterbands.plan_tasks(variant, tasks, self.memory)
+            tasks, ooc = plan_tasks(variant, tasks, self.memory)
             check_budget(tasks, self.memory, ooc)
             sizes = clusterbands.band_sizes(variant, ooc, self.memory)
         db = os.path.abspath(db)

@@ -24,7 +24,6 @@ handed to every task, which makes the same plan from it (:func:`tablebase.solve.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import dataclass
 from functools import lru_cache, partial
@@ -39,31 +38,12 @@ from tablebase.build.task import (
     complete_report,
     dependency_value_bytes,
     entry_fen,
-    out_of_core,
     out_of_core_plan,
     pass_threads,
-    planned_memory,
 )
 from tablebase.material.slices import Slice, parse_slice
 from tablebase.rules.variants import Variant, get_variant
 from tablebase.solve import bands
-
-
-def plan_tasks(
-    variant: Variant, tasks: list[PairTask], memory: int
-) -> tuple[list[PairTask], set[tuple[str, ...]]]:
-    """``tasks`` with the memory of each under the cap ``memory`` (as
-    :class:`tablebase.build.schedule.LocalScheduler` plans them: in memory where a pair fits,
-    else out of core where it can be, :func:`tablebase.build.task.planned_memory`), and the
-    pairs solved out of core."""
-    out, ooc = [], set()
-    for t in tasks:
-        pair = tuple(parse_slice(n) for n in t.names)
-        if t.memory > memory and out_of_core(variant, pair, memory):
-            t = dataclasses.replace(t, memory=planned_memory(variant, pair, memory))
-            ooc.add(t.names)
-        out.append(t)
-    return out, ooc
 
 
 def band_sizes(

@@ -182,6 +182,24 @@ def check_budget(
         )
 
 
+def plan_tasks(
+    variant: Variant, tasks: list[PairTask], memory: int | None
+) -> tuple[list[PairTask], set[tuple[str, ...]]]:
+    """``tasks`` with the memory of each under the cap ``memory``: in memory where a pair
+    fits, else out of core where it can be (:func:`tablebase.build.task.out_of_core`, its
+    memory :func:`tablebase.build.task.planned_memory`); and the pairs solved out of core.
+    A pair that fits neither keeps its in-memory estimate (:func:`check_budget` refuses it)."""
+    out, ooc = [], set()
+    for t in tasks:
+        if memory is not None and t.memory > memory:
+            pair = tuple(parse_slice(n) for n in t.names)
+            if out_of_core(variant, pair, memory):
+                t = dataclasses.replace(t, memory=planned_memory(variant, pair, memory))
+                ooc.add(t.names)
+        out.append(t)
+    return out, ooc
+
+
 class Progress:
     """Callbacks a scheduler calls; the default does nothing."""
 
@@ -286,7 +304,7 @@ class LocalScheduler:
         task_fn: Callable[..., PairReport] = run_pair_task,
     ) -> list[PairReport]:
         # out of core where a pair with men does not fit the budget in memory
-        tasks = [self._planned(variant, t) for t in tasks]
+        tasks, self._ooc = plan_tasks(variant, tasks, self.memory)
         check_budget(tasks, self.memory, self._ooc)  # before any worker starts
         # the workers are spawned, so they inherit no handler: they put their records on
         # this queue, and the parent's handlers write them
@@ -383,18 +401,6 @@ class LocalScheduler:
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
         return reports
-
-    def _planned(self, variant: Variant, t: PairTask) -> PairTask:
-        """``t`` with the memory of its task under the budget: in memory where it fits,
-        else out of core (:func:`tablebase.build.task.planned_memory`), noted in
-        ``self._ooc``."""
-        if t.memory <= self.memory:
-            return t
-        pair = tuple(parse_slice(n) for n in t.names)
-        if not out_of_core(variant, pair, self.memory):
-            return t
-        self._ooc.add(t.names)
-        return dataclasses.replace(t, memory=planned_memory(variant, pair, self.memory))
 
     def _memory_now(self, variant: Variant, db: str, t: PairTask, done: int, total: int) -> int:
         """The estimate of ``t`` with its dependencies' files as they are now (never less

@@ -212,9 +212,9 @@ def write_parts(
     name, re-read and check it, then rename it; returns the final path.
 
     The file is built in memory and then written, or, ``on_disk``, built in the temporary
-    file itself (for parts larger than memory, memory-mapped), after checking that the disk
-    has room for its parts uncompressed, and checked a block at a time. Either way a full
-    disk is a plain ``OSError`` and leaves no file behind."""
+    file itself (for parts larger than memory, memory-mapped) and checked a block at a
+    time; the bytes are the same. Either way a full disk is a plain ``OSError`` (HDF5 hands
+    on the file object's own) and leaves no file behind."""
     final = slice_path(db, s)
     tmp = final.with_name(f"{final.name}.{os.getpid()}.tmp")
     attrs = dict(
@@ -224,8 +224,7 @@ def write_parts(
     )
     try:
         if on_disk:
-            _room_for(tmp, wdl.nbytes + (0 if values is None else values.nbytes))
-            with open(tmp, "w+b") as fh:  # through a file object, as the image in memory:
+            with _image_file(tmp) as fh:  # through a file object, as the image in memory:
                 _build(fh, attrs, wdl, values, captures, wdl_codec)  # the same bytes
             head, table = integrity.seal(_mapped(tmp), _chunk_extents(tmp))
             with open(tmp, "r+b") as fh:
@@ -245,8 +244,11 @@ def write_parts(
                 fh.flush()
                 os.fsync(fh.fileno())
             del image
-    except BaseException:  # a full disk (OSError), an interrupt: no temporary file left
+    except BaseException as e:  # a full disk (OSError), an interrupt: no temporary file left
         tmp.unlink(missing_ok=True)
+        cause = _os_cause(e)
+        if cause is not e:  # HDF5's "file close failed" after the disk's own error
+            raise cause from None
         raise
     try:  # re-read and check before the file gets its final name
         if on_disk:
@@ -264,27 +266,20 @@ def write_parts(
     return final
 
 
-# Room asked of the disk beyond a file's parts uncompressed: the HDF5 metadata and the
-# chunk index (tens of bytes per 16 KiB chunk) and what deflate adds to incompressible data
-ROOM_MARGIN = 1 / 64
-ROOM_FIXED = 1 << 20
+def _os_cause(exc: BaseException) -> BaseException:
+    """The first ``OSError`` with an errno in the chain of ``exc`` (a write the disk
+    refused, before HDF5's own error on closing the file), else ``exc``."""
+    e: BaseException | None = exc
+    while e is not None:
+        if isinstance(e, OSError) and e.errno is not None:
+            return e
+        e = e.__context__
+    return exc
 
 
-def _room_for(path: Path, part_bytes: int) -> None:
-    """``OSError(ENOSPC)`` unless the disk of ``path`` has room for a file of parts of
-    ``part_bytes`` bytes uncompressed (its largest possible size), before any is written."""
-    import errno
-    import shutil
-
-    need = int(part_bytes * (1 + ROOM_MARGIN)) + ROOM_FIXED
-    free = shutil.disk_usage(path.parent).free
-    if free < need:
-        raise OSError(
-            errno.ENOSPC,
-            f"{os.strerror(errno.ENOSPC)}: {free} bytes free, a file of up to {need} bytes "
-            "to write",
-            str(path),
-        )
+def _image_file(path: Path):
+    """The temporary file a slice file is built in on disk, open for writing and reading."""
+    return open(path, "w+b")
 
 
 def _mapped(path: Path) -> memoryview:

@@ -5,6 +5,7 @@ the values (``np.bincount`` would make an 8-byte copy of every entry: 19 GB for 
 
 from __future__ import annotations
 
+import os
 import tracemalloc
 
 import numpy as np
@@ -143,30 +144,45 @@ def test_a_slice_written_with_a_scratch_folder_holds_nothing_of_its_size(
     assert abs(grown) < 64 << 10 and peaks["1111", "scratch"] < 2 << 20, peaks
 
 
-def test_the_writer_on_disk_refuses_a_disk_without_room_and_leaves_nothing(
+def test_the_writer_on_disk_meets_a_full_disk_with_oserror_and_leaves_nothing(
     tmp_path, monkeypatch
 ) -> None:
-    """Where the disk has less room than the slice's parts uncompressed, the writer on
-    disk stops before writing with ``OSError`` ENOSPC: no file, temporary or final, and no
-    scratch file left."""
+    """The disk fills up while the writer on disk builds the file (the file refuses bytes
+    past 200 kB with ENOSPC, as a full disk does): ``write_slice`` raises that ``OSError``,
+    and no file, temporary or final, nor any scratch file is left."""
     import errno
-    import shutil
-    from collections import namedtuple
 
     from tablebase.material.slices import parse_slice
     from tablebase.rules.variants import INTERNATIONAL
     from tablebase.storage import files
 
-    s = parse_slice("1011")
+    class Full:
+        """A file on a disk that fills up at 200 kB."""
+
+        def __init__(self, path) -> None:
+            self.file = open(path, "w+b")  # noqa: SIM115
+
+        def __getattr__(self, name: str):
+            return getattr(self.file, name)
+
+        def __enter__(self) -> Full:
+            return self
+
+        def __exit__(self, *exc) -> None:
+            self.file.close()
+
+        def write(self, b) -> int:
+            if self.file.tell() + len(b) > 200_000:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            return self.file.write(b)
+
+    s = parse_slice("1111")
     values, stats = _slice_values(s, INTERNATIONAL)
-    usage = namedtuple("usage", "total used free")
-    real = shutil.disk_usage
-    room = values.nbytes + values.nbytes // 4  # less than the parts and the margin
-    monkeypatch.setattr(shutil, "disk_usage", lambda p: usage(*real(p)[:2], room))
+    monkeypatch.setattr(files, "_image_file", Full)
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     with pytest.raises(OSError) as e:
         files.write_slice(tmp_path, INTERNATIONAL, s, values, stats, "", scratch=scratch)
-    assert e.value.errno == errno.ENOSPC and "bytes free" in str(e.value)
+    assert e.value.errno == errno.ENOSPC
     assert [p.name for p in tmp_path.iterdir()] == ["scratch"]
     assert not any(scratch.iterdir())
