@@ -76,15 +76,19 @@ def scratch_folder(db: Path, pair: tuple[Slice, ...]) -> Path:
 def write_memory(variant: Variant, pair: tuple[Slice, ...]) -> int:
     """Bytes the writing of the pair's slices holds with ``scratch``
     (:func:`tablebase.storage.files.write_slice`): a block of the check read back (two-byte
-    values, and their copy hashed), nothing of the size of a slice. The values, the bits
-    of the entries that are not positions and the packed WDL part are memory-mapped files
-    (page cache) and the file is built on disk; the few MiB that do not grow with the
-    slice (the value histogram's counts per thread, the compression's look-ahead of a few
-    16 KiB chunks per thread, HDF5's chunk cache) are in
+    values, and their copy hashed), and 24 bytes per 16 KiB chunk of the larger slice's
+    parts (each chunk's extent and CRC-32: 3.3 bytes per thousand entries), nothing of
+    the size of its parts. The values, the bits of the entries that are not positions
+    and the packed WDL part are memory-mapped files (page cache) and the file is built on
+    disk; the few MiB that do not grow with the slice (the value histogram's counts per
+    thread, the compression's look-ahead of a few chunks per thread, HDF5's caches) are in
     :data:`tablebase.solve.whole.FIXED_TASK_BYTES`, as for a task in memory."""
+    from tablebase.storage.chunkio import BLOCK_BYTES
     from tablebase.storage.files import CHECK_BLOCK_ENTRIES
 
-    return 4 * min(CHECK_BLOCK_ENTRIES, max(s.size(variant) for s in pair))
+    size = max(s.size(variant) for s in pair)
+    chunks = -(-size * 9 // (4 * BLOCK_BYTES))  # two-byte values and the WDL part
+    return 4 * min(CHECK_BLOCK_ENTRIES, size) + 24 * chunks
 
 
 def task_memory(variant: Variant, p: bands.Plan) -> int:

@@ -88,11 +88,14 @@ MIN_KING_ENTRIES = 16
 # cache, since the levels prefetch them (one thread, the other core busy: 0411+1104, 850 K
 # placements, 11.1 s against 12.4-12.8 s whole; 0213+1302, 1.7 M, 22.2 s against
 # 24.7-25.6 s; 0115+1501, 4.4 M, 56.7 s against 92.0 s; 0214+1402, 11 M, 175.8 s against
-# 227.3 s; 0313+1303, 14.7 M, 250.8 s against 262.8 s). Flying kings keep the limit set
-# before the prefetching (when 0411+1104 took 18.3 s by men against 11.3 s whole): their
-# larger configurations were not measured again
+# 227.3 s; 0313+1303, 14.7 M, 250.8 s against 262.8 s). Flying kings: up to the largest
+# International configurations measured since the prefetching (one thread, load about 4
+# on two cores, 2-5 database, values identical: 1103+0311, 848 K placements, 28.8-35.7 s
+# by men against 33.8-35.6 s whole; 1202+0212, 1.07 M, 34.5 s against 33.4-36.1 s; the
+# limit before it was 2^18, set when 0411+1104 took 18.3 s by men against 11.3 s whole);
+# larger ones (8.6 M and more at seven pieces) are not measured yet
 MAX_KING_ENTRIES = 1 << 24
-MAX_KING_ENTRIES_FLYING = 1 << 18
+MAX_KING_ENTRIES_FLYING = 1 << 21
 # both parts: state words, buckets, two lists; and the kings of an entry (both parts')
 SCRATCH_BYTES_PER_KING_ENTRY = 2 * (4 + 4 + 4 + 4) + 16
 LIST_AHEAD = 16  # positions of a level's lists whose words and kings are prefetched ahead

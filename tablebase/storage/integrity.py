@@ -73,15 +73,17 @@ class Sealed:
     extents: np.ndarray
 
 
-def seal(image: memoryview, extents: list[tuple[int, int]]) -> tuple[bytes, bytes]:
+def seal(image: memoryview, extents) -> tuple[bytes, bytes]:  # type: ignore[no-untyped-def]
     """The header and the chunk table of a file whose HDF5 part is ``image`` (written with
     a user block of :data:`USER_BLOCK` zero bytes) and whose chunks are at ``extents``
-    (``(offset, length)``): the file is the header, ``image`` past the header's length,
-    then the table. Nothing of ``image`` is copied."""
+    (``(offset, length)`` pairs, a list or an array of rows, in any order): the file is the
+    header, ``image`` past the header's length, then the table. Nothing of ``image`` is
+    copied."""
     if len(image) < USER_BLOCK or any(bytes(image[:USER_BLOCK])):
         raise ValueError(f"the image has no empty {USER_BLOCK}-byte user block")
     end = len(image)
-    ext = np.array(sorted(extents), dtype=np.int64).reshape(-1, 2)
+    ext = np.asarray(extents, dtype=np.int64).reshape(-1, 2)
+    ext = ext[np.argsort(ext[:, 0], kind="stable")]
     _check_extents(ext, USER_BLOCK, end)
     table = ext.astype("<u8").tobytes()
     length = end + len(table)

@@ -108,9 +108,10 @@ def test_a_slice_written_with_a_scratch_folder_holds_nothing_of_its_size(
     """``write_slice(..., scratch=...)`` (the out-of-core writer), the check reading 2^16
     entries at a time, on a slice of 0.57 M entries and one of 4.57 M: each file is byte for
     byte the one written in memory, the scratch folder is left empty, and what the writing
-    allocates (Python and numpy: ``tracemalloc``) does not grow with the slice (the value
-    histogram's per-thread counts are the most of it), where the writer in memory holds
-    the file's image and reads the values back whole."""
+    allocates (Python and numpy: ``tracemalloc``) grows with the slice by no more than a
+    few bytes per 16 KiB chunk (the value histogram's per-thread counts are the most of
+    it), where the writer in memory holds the file's image and reads the values back
+    whole."""
     from tablebase.material.slices import parse_slice
     from tablebase.rules.variants import INTERNATIONAL
     from tablebase.storage import files
@@ -140,8 +141,11 @@ def test_a_slice_written_with_a_scratch_folder_holds_nothing_of_its_size(
         assert files.slice_path(tmp_path / "memory", s).read_bytes() == path.read_bytes()
         assert np.array_equal(files.read_slice(path, INTERNATIONAL, s), values)
         assert peaks[name, "memory"] > values.shape[0], peaks  # the values read back whole
+    # what grows is a row of 16 bytes per 16 KiB chunk of either part (their extents)
+    n = {name: parse_slice(name).size(INTERNATIONAL) for name in ("1011", "1111")}
+    chunks = (n["1111"] - n["1011"]) * 1.25 / (16 << 10)
     grown = peaks["1111", "scratch"] - peaks["1011", "scratch"]
-    assert abs(grown) < 64 << 10 and peaks["1111", "scratch"] < 2 << 20, peaks
+    assert grown < 32 * chunks + (16 << 10) and peaks["1111", "scratch"] < 2 << 20, peaks
 
 
 def test_the_writer_on_disk_meets_a_full_disk_with_oserror_and_leaves_nothing(
