@@ -213,8 +213,9 @@ def write_parts(
 
     The file is built in memory and then written, or, ``on_disk``, built in the temporary
     file itself (for parts larger than memory, memory-mapped) and checked a block at a
-    time; the bytes are the same. Either way a full disk is a plain ``OSError`` (HDF5 hands
-    on the file object's own) and leaves no file behind."""
+    time; the layout is the same (HDF5's driver for file objects either way). Either way
+    a full disk is a plain ``OSError`` (HDF5 hands on the file object's own) and leaves no
+    file behind."""
     final = slice_path(db, s)
     tmp = final.with_name(f"{final.name}.{os.getpid()}.tmp")
     attrs = dict(
@@ -225,7 +226,7 @@ def write_parts(
     try:
         if on_disk:
             with _image_file(tmp) as fh:  # through a file object, as the image in memory:
-                _build(fh, attrs, wdl, values, captures, wdl_codec)  # the same bytes
+                _build(fh, attrs, wdl, values, captures, wdl_codec)  # the same layout
             head, table = integrity.seal(_mapped(tmp), _chunk_extents(tmp))
             with open(tmp, "r+b") as fh:
                 fh.write(head)  # over the user block's zeros

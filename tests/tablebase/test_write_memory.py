@@ -106,15 +106,17 @@ def test_a_slice_written_with_a_scratch_folder_holds_nothing_of_its_size(
     tmp_path, monkeypatch
 ) -> None:
     """``write_slice(..., scratch=...)`` (the out-of-core writer), the check reading 2^16
-    entries at a time, on a slice of 0.57 M entries and one of 4.57 M: each file is byte for
-    byte the one written in memory, the scratch folder is left empty, and what the writing
-    allocates (Python and numpy: ``tracemalloc``) grows with the slice by no more than a
-    few bytes per 16 KiB chunk (the value histogram's per-thread counts are the most of
-    it), where the writer in memory holds the file's image and reads the values back
-    whole."""
+    entries at a time, on a slice of 0.1 M entries and one of 38 M: each file is the one
+    written in memory (every dataset and attribute: ISA-L's deflate is not always byte for
+    byte the same), the scratch folder is left empty, and what the writing
+    allocates (Python and numpy: ``tracemalloc``) grows with the slice by less than a
+    sixteenth of a byte per entry (a few bytes per 16 KiB chunk; the value histogram's
+    per-thread counts are the most of it), where the writer in memory holds the file's
+    image and reads the values back whole."""
     from tablebase.material.slices import parse_slice
     from tablebase.rules.variants import INTERNATIONAL
     from tablebase.storage import files
+    from tests.tablebase.conftest import same_table
 
     monkeypatch.setattr(files, "CHECK_BLOCK_ENTRIES", 1 << 16)
     small = parse_slice("1010")  # both writers compiled first: compiling allocates too
@@ -124,7 +126,7 @@ def test_a_slice_written_with_a_scratch_folder_holds_nothing_of_its_size(
         files.write_slice(tmp_path / "warm" / how, INTERNATIONAL, small,
                           *_slice_values(small, INTERNATIONAL), "", **kw)  # fmt: skip
     peaks = {}
-    for name in ("1011", "1111"):
+    for name in ("1011", "1103"):
         s = parse_slice(name)
         values, stats = _slice_values(s, INTERNATIONAL)
         for how in ("memory", "scratch"):
@@ -132,20 +134,24 @@ def test_a_slice_written_with_a_scratch_folder_holds_nothing_of_its_size(
             db.mkdir(exist_ok=True)
             scratch.mkdir(exist_ok=True)
             kw = {"scratch": scratch} if how == "scratch" else {}
-            tracemalloc.start()
-            files.write_slice(db, INTERNATIONAL, s, values, stats, "", **kw)
-            peaks[name, how] = tracemalloc.get_traced_memory()[1]
-            tracemalloc.stop()
+            runs = []
+            for _ in range(2):  # the least of two: other threads of the process (left by
+                tracemalloc.start()  # earlier tests) may allocate while one runs
+                files.write_slice(db, INTERNATIONAL, s, values, stats, "", **kw)
+                runs.append(tracemalloc.get_traced_memory()[1])
+                tracemalloc.stop()
+            peaks[name, how] = min(runs)
             assert not any(scratch.iterdir())
         path = files.slice_path(tmp_path / "scratch", s)
-        assert files.slice_path(tmp_path / "memory", s).read_bytes() == path.read_bytes()
+        assert same_table(files.slice_path(tmp_path / "memory", s), path)
         assert np.array_equal(files.read_slice(path, INTERNATIONAL, s), values)
         assert peaks[name, "memory"] > values.shape[0], peaks  # the values read back whole
-    # what grows is a row of 16 bytes per 16 KiB chunk of either part (their extents)
-    n = {name: parse_slice(name).size(INTERNATIONAL) for name in ("1011", "1111")}
-    chunks = (n["1111"] - n["1011"]) * 1.25 / (16 << 10)
-    grown = peaks["1111", "scratch"] - peaks["1011", "scratch"]
-    assert grown < 32 * chunks + (16 << 10) and peaks["1111", "scratch"] < 2 << 20, peaks
+    # the smallest part the writer could hold, the bits of the entries that are not
+    # positions, is an eighth of a byte per entry: what grows is far less (a few bytes per
+    # 16 KiB chunk, and the noise of other threads)
+    n = {name: parse_slice(name).size(INTERNATIONAL) for name in ("1011", "1103")}
+    grown = peaks["1103", "scratch"] - peaks["1011", "scratch"]
+    assert grown < (n["1103"] - n["1011"]) // 16 and peaks["1103", "scratch"] < n["1103"] // 8
 
 
 def test_the_writer_on_disk_meets_a_full_disk_with_oserror_and_leaves_nothing(
