@@ -335,10 +335,15 @@ class Scratch:
         return self._part("white") if s == self.pair[0] else self.folder / "mirror.u16"
 
     def remove(self) -> None:
-        shutil.rmtree(self.folder, ignore_errors=True)
-        parent = self.folder.parent
-        if parent.exists() and not any(parent.iterdir()):
-            parent.rmdir()
+        remove_scratch(self.folder)
+
+
+def remove_scratch(folder: Path) -> None:
+    """Remove the scratch folder ``folder`` of a pair, and ``<db>/.bands`` if left empty."""
+    shutil.rmtree(folder, ignore_errors=True)
+    parent = folder.parent
+    if parent.exists() and not any(parent.iterdir()):
+        parent.rmdir()
 
 
 def band_records(folder: Path) -> list[Path]:

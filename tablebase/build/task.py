@@ -395,9 +395,15 @@ def complete_report(
 ) -> PairReport | None:
     """The report of a pair whose files exist and verify (:func:`pair_complete`): skipped,
     with its stored stats, ``t0`` the task's start (``time.perf_counter``); None if the
-    pair is to be solved."""
+    pair is to be solved. The scratch folder of a complete pair solved out of core (left
+    by a build killed after its files were written) is removed."""
+    from tablebase.build import outofcore
+
     if not pair_complete(db, variant, pair):
         return None
+    left = outofcore.scratch_folder(db, pair)
+    if left.exists():
+        outofcore.remove_scratch(left)
     stats = tuple(_stored_stats(db, s) for s in pair)
     entries = sum(s.size(variant) for s in pair)
     names = tuple(s.name for s in pair)

@@ -173,6 +173,21 @@ def test_a_build_shows_the_bands_of_a_pair_out_of_core(
     assert heard[-1][3] == f"running {label} (bands {nbands}/{nbands})"
 
 
+def test_a_complete_pair_loses_the_scratch_folder_a_kill_left(english4_without_pair) -> None:
+    """A build killed after a pair's files were written, before its scratch folder was
+    removed: the rerun finds the pair complete and removes the folder (and ``.bands``)."""
+    src, db = english4_without_pair
+    for name in PAIR:
+        shutil.copy(src / f"{name}.h5", db / f"{name}.h5")
+    pair = tuple(parse_slice(n) for n in PAIR)
+    left = outofcore.scratch_folder(db, pair)
+    left.mkdir(parents=True)
+    (left / "band-0.u16").write_bytes(b"\0" * 64)
+    report = generator.run_pair_task("english", PAIR, str(db), 1, memory=1 << 30)
+    assert report.skipped
+    assert not (db / outofcore.FOLDER).exists()
+
+
 def test_a_pair_over_the_cap_even_out_of_core_is_refused_before_it_starts(
     english4_without_pair,
 ) -> None:
