@@ -34,13 +34,13 @@ from typing import Any
 from tablebase.build.faults import BuildError, describe
 from tablebase.build.schedule import PairTask, Progress, check_budget, plan_tasks
 from tablebase.build.task import PairReport, run_pair_task
+from tablebase.build.workertask import STARTED_TOPIC, begin_task, task_threads
 from tablebase.rules.variants import Variant
 from tablebase.storage.files import remove_stale_temporaries
 
 log = logging.getLogger("tablebase.build.cluster")
 
 LOCAL_CLUSTER = "local-cluster:"
-STARTED_TOPIC = "tablebase-pair-started"
 POLL_SECONDS = 0.1
 
 
@@ -60,33 +60,6 @@ def parse_address(address: str) -> int | None:
     if not n.isdigit() or int(n) < 1:
         raise ValueError(f"{address!r}: expected local-cluster:N with N >= 1 workers")
     return int(n)
-
-
-def task_logging(log_level: int) -> None:
-    """In a worker's task: the ``tablebase`` loggers at the submitter's level."""
-    logging.getLogger("tablebase").setLevel(log_level)
-
-
-def begin_task(log_level: int, token: str, names: tuple[str, ...], band: int | None = None) -> None:
-    """In a worker's task: logging at the submitter's level, and the start of pair ``names``
-    (or of its band ``band``) announced to the submitter of run ``token``."""
-    task_logging(log_level)
-    try:
-        from distributed import get_worker
-
-        msg = {"token": token, "names": list(names), "band": band}
-        get_worker().log_event(STARTED_TOPIC, msg)
-    except ValueError:  # not running on a worker (called directly)
-        pass
-
-
-def task_threads(threads: int | None) -> int:
-    """The threads of a task: ``threads``, or the worker's own ``NUMBA_NUM_THREADS``."""
-    if threads is None:
-        import numba
-
-        threads = numba.config.NUMBA_NUM_THREADS
-    return threads
 
 
 def pair_task(

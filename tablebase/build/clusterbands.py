@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any
 
 from tablebase.build import outofcore
-from tablebase.build.cluster import begin_task, task_logging, task_threads
 from tablebase.build.schedule import PairTask
 from tablebase.build.task import (
     PairReport,
@@ -41,6 +40,7 @@ from tablebase.build.task import (
     out_of_core_plan,
     pass_threads,
 )
+from tablebase.build.workertask import begin_task, task_logging, task_threads
 from tablebase.material.slices import Slice, parse_slice
 from tablebase.rules.variants import Variant, get_variant
 from tablebase.solve import bands
