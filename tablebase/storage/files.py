@@ -247,7 +247,7 @@ def write_parts(
             del image
     except BaseException as e:  # a full disk (OSError), an interrupt: no temporary file left
         tmp.unlink(missing_ok=True)
-        cause = _os_cause(e)
+        cause = _os_cause(e) if isinstance(e, OSError | RuntimeError) else e
         if cause is not e:  # HDF5's "file close failed" after the disk's own error
             raise cause from None
         raise
