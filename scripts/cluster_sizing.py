@@ -18,7 +18,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from tablebase.build.task import pair_memory
+from tablebase.build.schedule import parse_size
+from tablebase.build.task import out_of_core, pair_memory, planned_memory
 from tablebase.material.slices import all_slices, build_pairs, pair_dependencies
 from tablebase.rules.variants import Variant, get_variant
 from tablebase.solve.whole import task_memory_bytes
@@ -64,6 +65,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--db", type=Path, default=None, help="A 2-4 piece database to measure.")
     ap.add_argument("--measure", type=int, default=4, help="Measure files up to N pieces.")
     ap.add_argument("--pieces", type=int, nargs="+", default=[5, 6, 7])
+    ap.add_argument(
+        "--cap",
+        default=None,
+        help="A memory cap (20G): the memory of each pair's task under it, in memory or out "
+        "of core (the plan `generate --memory` would take), and the pairs above it.",
+    )
     args = ap.parse_args(argv)
     variant = get_variant(args.variant)
     db = args.db or Path("data") / variant.name
@@ -131,48 +138,74 @@ def main(argv: list[str] | None = None) -> None:
             f"| {human(pair_memory(variant, p))} |"
         )
     out_of_core_table(variant, n, pairs)
+    if args.cap:
+        cap_table(variant, n, pairs, parse_size(args.cap))
 
 
 def out_of_core_table(variant: Variant, n: int, pairs: list) -> None:
-    """The memory of the ``n``-piece pair tasks solved out of core by bands of men
-    configurations (:mod:`tablebase.build.outofcore`): for the pairs the men solver takes,
-    the solve with bands of a whole group of equal advancement (the largest band's window,
-    both parts, plus what it reads: :func:`tablebase.build.outofcore.task_memory` less the
-    writing), the least (bands of one configuration), and the writing of the slices, which
-    holds nothing of a slice's size (its parts are memory-mapped files, the file is built
-    on disk)."""
+    """The memory of the ``n``-piece pair tasks that can go out of core by bands of men
+    configurations (:mod:`tablebase.build.outofcore`): the solve with bands of a whole
+    group of equal advancement (the largest band's window, both parts, plus what it reads,
+    the threads' scratch and the plan: :func:`tablebase.build.outofcore.task_memory` less
+    the writing), the least (:func:`tablebase.build.outofcore.least_memory`), and the
+    writing of the slices, which holds nothing of a slice's size (its parts are
+    memory-mapped files, the file is built on disk)."""
     from tablebase.build import outofcore
-    from tablebase.build.task import by_men
     from tablebase.solve import bands
     from tablebase.solve.whole import FIXED_TASK_BYTES
 
-    by_band = [p for p in pairs if by_men(variant, p)]
+    by_band = [p for p in pairs if out_of_core(variant, p, 0)]
     print(
-        f"\nOut of core by bands ({len(by_band)} of the {len(pairs)} {n}-piece pairs are solved "
-        "by men configurations; the others stay in memory). Solve: the largest band of whole "
-        "groups (its window of two- or four-byte state words, both parts, its own "
-        "configurations and those it reads, plus the threads' scratch; the dependencies are "
-        "memory-mapped, page cache). Write: the slices' files, their parts memory-mapped.\n"
+        f"\nOut of core by bands ({len(by_band)} of the {len(pairs)} {n}-piece pairs can be "
+        "solved by men configurations; the others stay in memory). Solve: the largest band "
+        "of whole groups (its window of two- or four-byte state words, both parts, its own "
+        "configurations and those it reads, plus the threads' scratch and the plan; the "
+        "dependencies are memory-mapped, page cache). Write: the slices' files, their parts "
+        "memory-mapped.\n"
     )
     print("| pair | in memory | out of core: solve, bands of a group | solve, least | write |")
     print("|---|---:|---:|---:|---:|")
     rows = []
-    for p in by_band:
+    for p in sorted(by_band, key=lambda p: -pair_memory(variant, p))[:8]:
         plan = bands.plan(variant, p, 1 << 62)
         solve = bands.band_memory(variant, plan) + FIXED_TASK_BYTES
+        del plan
         least = outofcore.least_memory(variant, p) - FIXED_TASK_BYTES
         least_solve = least if least > outofcore.write_memory(variant, p) else None
         rows.append((pair_memory(variant, p), p, solve, least_solve))
-    rows.sort(key=lambda r: -r[0])
-    for mem, p, solve, least_solve in rows[:8]:
+    for mem, p, solve, least_solve in rows:
         least_txt = "write-bound" if least_solve is None else human(least_solve + FIXED_TASK_BYTES)
         print(
             f"| {'+'.join(s.name for s in p)} | {human(mem)} | {human(solve)} | {least_txt} "
             f"| {human(outofcore.write_memory(variant, p) + FIXED_TASK_BYTES)} |"
         )
-    if rows:
-        worst = max(r[2] for r in rows)
-        print(f"\nLargest out-of-core solve with group bands: {human(worst)}.")
+
+
+def cap_table(variant: Variant, n: int, pairs: list, cap: int) -> None:
+    """Each ``n``-piece pair's task under the memory cap ``cap``, as ``generate --memory``
+    plans it (:func:`tablebase.build.task.planned_memory`): in memory where it fits, else
+    out of core with the largest bands that fit, else the least it needs; the largest
+    tasks and every pair above the cap."""
+    rows = []
+    for p in pairs:
+        ooc = out_of_core(variant, p, cap)
+        rows.append((planned_memory(variant, p, cap), ooc, p))
+    rows.sort(key=lambda r: -r[0])
+    over = [r for r in rows if r[0] > cap]
+    n_ooc = sum(1 for r in rows if r[1])
+    print(
+        f"\nUnder a cap of {human(cap)}: {n_ooc} of the {len(pairs)} {n}-piece pairs go out of "
+        f"core, {len(pairs) - n_ooc} stay in memory; largest task {human(rows[0][0])}; "
+        f"{len(over)} above the cap.\n"
+    )
+    print("| pair | task under the cap | how | in memory |")
+    print("|---|---:|---|---:|")
+    for mem, ooc, p in rows[: max(8, len(over))]:
+        how = "out of core" if ooc else "in memory"
+        print(
+            f"| {'+'.join(s.name for s in p)} | {human(mem)} | {how} "
+            f"| {human(pair_memory(variant, p))} |"
+        )
 
 
 if __name__ == "__main__":

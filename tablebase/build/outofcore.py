@@ -110,11 +110,15 @@ def choose_plan(variant: Variant, pair: tuple[Slice, ...], cap: int) -> bands.Pl
     configuration do not (:func:`least_memory` says what they need)."""
     if least_memory(variant, pair) > cap:
         return None
-    size = _largest_group(variant, pair)
+    from tablebase.solve import men
+
+    counts = np.array(tuple(pair[0]), dtype=np.int64)
+    ordered = men.config_order(variant.squares, variant.per_row, counts, BINOM)
+    size = int(np.diff(ordered[1]).max())  # the largest group
     if os.environ.get(BAND_CONFIGS_ENV):
         size = min(size, max(1, int(os.environ[BAND_CONFIGS_ENV])))
     while True:
-        p = bands.plan(variant, pair, size)
+        p = bands.plan(variant, pair, size, ordered)
         if task_memory(variant, p) <= cap:
             return p
         if size == 1:
@@ -123,26 +127,31 @@ def choose_plan(variant: Variant, pair: tuple[Slice, ...], cap: int) -> bands.Pl
 
 
 def least_memory(variant: Variant, pair: tuple[Slice, ...]) -> int:
-    """The least memory the out-of-core task of ``pair`` needs: bands of one configuration,
-    each reading at most two configurations per man (a man's two forward steps), so a
-    window of ``1 + 2 * men`` configurations at most (bounded, not planned: a plan of one
-    configuration per band has millions of bands at seven pieces)."""
+    """The least memory the out-of-core task of ``pair`` needs, bounded, not planned (a plan
+    of one configuration per band has millions of bands at seven pieces): for bands of ``b``
+    configurations (``b`` a power of two), each reading at most two configurations per man
+    of each of its own (a man's two forward steps), a window of at most ``b * (1 + 2 *
+    men)`` configurations, the scratch of at most ``b`` threads, the plan with one band
+    record per ``b`` configurations (:func:`tablebase.solve.bands.plan_bytes`); the
+    smallest over ``b``."""
     counts = np.array(tuple(pair[0]), dtype=np.int64)
     from tablebase.solve import men
 
     kk = men.king_entries(variant.squares, counts, BINOM)
-    window = 1 + 2 * int(counts[0] + counts[2])
-    solve = bands.window_bytes(kk, window, 16) + bands.scratch_bytes(variant, pair)
+    per = 1 + 2 * int(counts[0] + counts[2])
+    n = bands.config_count(variant, pair)
+    steps = bands.READS_BYTES_PER_STEP * 2 * pair[0].men
+    solve = min(
+        max(bands.window_bytes(kk, b * per, 16), steps * b)
+        + bands.scratch_bytes(variant, pair, b)
+        + bands.plan_bytes(variant, pair, -(-n // b))
+        for b in (1 << k for k in range(max(1, n.bit_length())))
+    )
     return max(solve, write_memory(variant, pair)) + FIXED_TASK_BYTES
 
 
-def _largest_group(variant: Variant, pair: tuple[Slice, ...]) -> int:
-    from tablebase.solve import men
-
-    _, groups = men.config_order(
-        variant.squares, variant.per_row, np.array(tuple(pair[0]), dtype=np.int64), BINOM
-    )
-    return int(np.diff(groups).max())
+class OwnMirrorError(RuntimeError):
+    """The two parts of a slice that is its own mirror disagree (a solver defect)."""
 
 
 class Scratch:
@@ -330,6 +339,27 @@ class Scratch:
             out.flush()
             del out, black
 
+    def check_own_mirror(self) -> None:
+        """For a slice that is its own mirror: its black-to-move part, mirrored, must equal
+        its white-to-move part (both solved, see :func:`tablebase.solve.men.solvable`);
+        :class:`OwnMirrorError` naming the first entry that differs, else nothing."""
+        step = END_STEP_BYTES // 2
+        for a in range(0, self.entries, step):
+            b = min(self.entries, a + step)
+            white, mirror = (
+                np.memmap(path, dtype=bands.RAW_DTYPE, mode="r", shape=(self.entries,))
+                for path in (self._part("white"), self.folder / "mirror.u16")
+            )
+            diff = np.flatnonzero(white[a:b] != mirror[a:b])
+            if len(diff):
+                e = a + int(diff[0])
+                raise OwnMirrorError(
+                    f"{self.label}: entry {e} is {int(white[e])} with white to move but "
+                    f"{int(mirror[e])} in the mirrored black-to-move part "
+                    f"({len(diff)} entries differ in this block)"
+                )
+            del white, mirror
+
     def slice_values(self, s: Slice) -> Path:
         """The raw file of slice ``s``'s values in its index order."""
         return self._part("white") if s == self.pair[0] else self.folder / "mirror.u16"
@@ -468,6 +498,8 @@ def finish(
 
     reads = scr.assemble()
     scr.mirror(threads)
+    if len(scr.pair) == 1:
+        scr.check_own_mirror()
     out = []
     for s in scr.pair:
         stats, top = slice_stats(scr, s)

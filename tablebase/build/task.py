@@ -314,9 +314,17 @@ def out_of_core(
     variant: Variant, pair: tuple[Slice, ...], memory: int | None, db: Path | None = None
 ) -> bool:
     """Whether ``pair`` is solved out of core (:mod:`tablebase.build.outofcore`) under the
-    cap ``memory``: a pair solved by men configurations whose in-memory task
-    (:func:`pair_memory`) does not fit it; None: never."""
-    return memory is not None and by_men(variant, pair) and pair_memory(variant, pair, db) > memory
+    cap ``memory``: a pair that can be solved by men configurations
+    (:func:`tablebase.solve.men.solvable`, even where that is slower in memory) whose
+    in-memory task (:func:`pair_memory`) does not fit the cap and needs more than the
+    out-of-core task at its least (a pair of men only does not: its plan, 16 bytes per
+    configuration of one entry, outweighs it); None: never."""
+    from tablebase.build import outofcore
+
+    if memory is None or not solve_men.solvable(variant, pair):
+        return False
+    whole = pair_memory(variant, pair, db)
+    return whole > memory and outofcore.least_memory(variant, pair) < whole
 
 
 def planned_memory(

@@ -62,41 +62,65 @@ def reached_configs(nsq, width, nbr, counts, binom, configs):
     leads to from the configurations ``configs`` of the slice of ``counts``: what a band of
     them reads of the pair (:func:`tablebase.solve.men._men_steps`). Configurations that are
     not positions (two men on a square) read nothing."""
+    out = np.empty(configs.shape[0] * 2 * (counts[0] + counts[2]) + 1, dtype=np.int64)
+    n = 0
+    for i in range(configs.shape[0]):
+        n = _config_steps(nsq, width, nbr, counts, binom, configs[i], out, n)
+    return np.unique(out[:n])
+
+
+@njit(cache=True)
+def read_counts(nsq, width, nbr, counts, binom, order, cuts):
+    """For each band ``order[cuts[b]:cuts[b + 1]]``, how many configurations it reads
+    (``len(reached_configs(...))``, counted with a stamp per configuration, not sorted)."""
+    stamp = np.zeros(order.shape[0], dtype=np.int32)
+    steps = np.empty(2 * (counts[0] + counts[2]), dtype=np.int64)
+    got = np.zeros(cuts.shape[0] - 1, dtype=np.int64)
+    for b in range(cuts.shape[0] - 1):
+        for i in range(cuts[b], cuts[b + 1]):
+            n = _config_steps(nsq, width, nbr, counts, binom, order[i], steps, 0)
+            for j in range(n):
+                if stamp[steps[j]] != b + 1:
+                    stamp[steps[j]] = b + 1
+                    got[b] += 1
+    return got
+
+
+@njit(cache=True)
+def _config_steps(nsq, width, nbr, counts, binom, r, out, n):
+    """The ranks configuration ``r``'s quiet man steps lead to, into ``out`` from ``n`` on;
+    returns the new end (two steps a man at most)."""
     a = nsq - width
     nbm = counts[2]
     n_bm = binom[a, nbm]
     one = np.uint64(1)
     low = (one << np.uint64(width)) - one  # white men's promotion row
     high = low << np.uint64(nsq - width)  # black men's
-    out = np.empty(configs.shape[0] * 2 * (counts[0] + counts[2]) * 2 + 1, dtype=np.int64)
-    n = 0
-    for i in range(configs.shape[0]):
-        r = configs[i]
-        wm = _unrank_colex(np.int64(r // n_bm), counts[0], a, binom) << np.uint64(width)
-        bm = _unrank_colex(np.int64(r % n_bm), nbm, a, binom)
-        if wm & bm:
-            continue
-        men_ = wm | bm
-        for white in (True, False):
-            movers = wm if white else bm
-            promo = low if white else high
-            d0 = 0 if white else 2
-            while movers:
-                f = lowest_square(movers)
-                movers &= movers - one
-                for d in range(d0, d0 + 2):
-                    t = nbr[f, d]
-                    if t < 0:
-                        continue
-                    tbit = one << np.uint64(t)
-                    if (men_ | promo) & tbit:
-                        continue
-                    step = (one << np.uint64(f)) | tbit
-                    wm2 = wm ^ step if white else wm
-                    bm2 = bm if white else bm ^ step
-                    out[n] = men_rank(nsq, width, wm2, bm2, nbm, binom)
-                    n += 1
-    return np.unique(out[:n])
+    wm = _unrank_colex(np.int64(r // n_bm), counts[0], a, binom) << np.uint64(width)
+    bm = _unrank_colex(np.int64(r % n_bm), nbm, a, binom)
+    if wm & bm:
+        return n
+    men_ = wm | bm
+    for white in (True, False):
+        movers = wm if white else bm
+        promo = low if white else high
+        d0 = 0 if white else 2
+        while movers:
+            f = lowest_square(movers)
+            movers &= movers - one
+            for d in range(d0, d0 + 2):
+                t = nbr[f, d]
+                if t < 0:
+                    continue
+                tbit = one << np.uint64(t)
+                if (men_ | promo) & tbit:
+                    continue
+                step = (one << np.uint64(f)) | tbit
+                wm2 = wm ^ step if white else wm
+                bm2 = bm if white else bm ^ step
+                out[n] = men_rank(nsq, width, wm2, bm2, nbm, binom)
+                n += 1
+    return n
 
 
 @njit(cache=True, parallel=True)
@@ -129,17 +153,19 @@ def store_values(state, off, raw, ranks, kk, vb):
 @dataclass(frozen=True)
 class Band:
     """Band ``number`` of a pair: configurations ``start..stop`` of its order (all of one
-    group, ``group``), and the configurations of the group before that they read."""
+    group, ``group``), reading ``n_reads`` configurations of the group before
+    (:meth:`Plan.reads`: made again when the band is solved, not held by the plan, whose
+    bands would hold up to ``2 * men`` ranks per configuration)."""
 
     number: int
     group: int
     start: int
     stop: int
-    reads: np.ndarray
+    n_reads: int
 
     def window_configs(self) -> int:
         """Configurations whose words the band's window holds (per part)."""
-        return self.stop - self.start + len(self.reads)
+        return self.stop - self.start + self.n_reads
 
 
 @dataclass(frozen=True)
@@ -151,6 +177,7 @@ class Plan:
     order: np.ndarray
     kk: int
     bands: tuple[Band, ...]
+    variant: Variant
 
     @property
     def largest_window(self) -> int:
@@ -174,17 +201,25 @@ class Plan:
         """Entries of one part of ``band``'s values (both parts: twice as many)."""
         return (band.stop - band.start) * self.kk
 
+    def reads(self, band: Band) -> np.ndarray:
+        """The configurations (sorted ranks) of the group before that ``band`` reads."""
+        v = self.variant
+        own = self.order[band.start : band.stop]
+        return reached_configs(
+            v.squares, v.per_row, v.neighbours, _counts(self.pair[0]), BINOM, own
+        )
+
     @cached_property
     def _positions(self) -> np.ndarray:
-        pos = np.empty(len(self.order), dtype=np.int64)
-        pos[self.order] = np.arange(len(self.order))
+        pos = np.empty(len(self.order), dtype=rank_dtype(len(self.order)))
+        pos[self.order] = np.arange(len(self.order), dtype=pos.dtype)
         return pos
 
     def sources(self, band: Band) -> tuple[np.ndarray, list[tuple[Band, np.ndarray]]]:
-        """What ``band`` reads (its ``reads``) in the order its window holds them (by their
+        """What ``band`` reads (:meth:`reads`) in the order its window holds them (by their
         place in ``order``) and, for each band holding some of them in that order, the band
         and their places in its values."""
-        pos = np.sort(self._positions[band.reads])
+        pos = np.sort(self._positions[self.reads(band)]).astype(np.int64)
         starts = np.array([b.start for b in self.bands], dtype=np.int64)
         holder = np.searchsorted(starts, pos, side="right") - 1
         out = []
@@ -195,26 +230,61 @@ class Plan:
         return self.order[pos], out
 
 
+def rank_dtype(n: int) -> type:
+    """The narrowest of int32 and int64 that holds the places ``0..n`` (a place in a plan's
+    order, a slot of a window)."""
+    return np.int32 if n < (1 << 31) else np.int64
+
+
+# Bytes a plan holds per configuration of its pair while one of its bands is solved: the
+# order (int64), the place of each configuration in it (:meth:`Plan._positions`, int32 up
+# to 2^31 configurations) and the configurations' slots in the band's window (int32). While
+# the order is made it sits next to each configuration's advancement (int16), less.
+PLAN_BYTES_PER_CONFIG = 8 + 4 + 4
+BAND_RECORD_BYTES = 256  # a Band and its place in the tuple
+
+
+def plan_bytes(variant: Variant, pair: tuple[Slice, ...], nbands: int = 1) -> int:
+    """Memory of a plan of ``pair`` with ``nbands`` bands while a band is solved (see
+    :data:`PLAN_BYTES_PER_CONFIG`)."""
+    return PLAN_BYTES_PER_CONFIG * config_count(variant, pair) + BAND_RECORD_BYTES * nbands
+
+
+def config_count(variant: Variant, pair: tuple[Slice, ...]) -> int:
+    """Men configurations of the pair (ranks, those whose men share a square included)."""
+    a = variant.squares - variant.per_row
+    c = tuple(pair[0])
+    return int(BINOM[a, c[0]] * BINOM[a, c[2]])
+
+
 def _counts(s: Slice) -> np.ndarray:
     return np.array(tuple(s), dtype=np.int64)
 
 
-def plan(variant: Variant, pair: tuple[Slice, ...], band_configs: int) -> Plan:
+def plan(
+    variant: Variant,
+    pair: tuple[Slice, ...],
+    band_configs: int,
+    ordered: tuple[np.ndarray, np.ndarray] | None = None,
+) -> Plan:
     """The bands of ``pair`` with at most ``band_configs`` configurations each: every group
-    of equal advancement cut into the fewest bands of equal size."""
+    of equal advancement cut into the fewest bands of equal size (``ordered``: the pair's
+    :func:`tablebase.solve.men.config_order`, if made already)."""
     nsq, width = variant.squares, variant.per_row
     counts = _counts(pair[0])
-    order, groups = men.config_order(nsq, width, counts, BINOM)
+    order, groups = ordered or men.config_order(nsq, width, counts, BINOM)
     kk = men.king_entries(nsq, counts, BINOM)
-    bands = []
+    cuts, group_of = [], []
     for g in range(len(groups) - 1):
         a, b = int(groups[g]), int(groups[g + 1])
         pieces = -(-(b - a) // max(1, band_configs))
-        cuts = [a + (b - a) * k // pieces for k in range(pieces + 1)]
-        for lo, hi in zip(cuts, cuts[1:], strict=False):
-            reads = reached_configs(nsq, width, variant.neighbours, counts, BINOM, order[lo:hi])
-            bands.append(Band(len(bands), g, lo, hi, reads))
-    return Plan(pair, order, kk, tuple(bands))
+        cuts += [a + (b - a) * k // pieces for k in range(pieces)]
+        group_of += [g] * pieces
+    cuts.append(int(groups[-1]))
+    edges = np.array(cuts, dtype=np.int64)
+    reads = read_counts(nsq, width, variant.neighbours, counts, BINOM, order, edges)
+    bands = tuple(Band(i, g, cuts[i], cuts[i + 1], int(reads[i])) for i, g in enumerate(group_of))
+    return Plan(pair, order, kk, bands, variant)
 
 
 def window_bytes(kk: int, configs: int, vb: int = 8) -> int:
@@ -223,17 +293,38 @@ def window_bytes(kk: int, configs: int, vb: int = 8) -> int:
     return 2 * configs * kk * np.dtype(state_dtype(vb)).itemsize
 
 
-def scratch_bytes(variant: Variant, pair: tuple[Slice, ...]) -> int:
-    """The threads' configuration scratch (:func:`tablebase.solve.men.config_scratch`)."""
+def scratch_bytes(variant: Variant, pair: tuple[Slice, ...], band_configs: int) -> int:
+    """The threads' configuration scratch (:func:`tablebase.solve.men.config_scratch`) for
+    bands of ``band_configs`` configurations: a row per thread, of which a band touches at
+    most one per configuration (:func:`tablebase.solve.men.solve_group`; the pages of a row
+    never touched take no memory), so that the bands of one configuration that the
+    largest configurations need (flying kings, 280 M placements) hold one row."""
     per = men.scratch_bytes(variant.squares, _counts(pair[0]), BINOM)
-    return per * numba.config.NUMBA_NUM_THREADS
+    return per * max(1, min(numba.config.NUMBA_NUM_THREADS, band_configs))
+
+
+# Bytes per man's step of a band's configurations while :func:`reached_configs` finds what
+# the band reads (made once by :func:`plan`, again before the band is solved): the steps
+# (int64), np.unique's sorted copy, its mask and its result
+READS_BYTES_PER_STEP = 8 + 8 + 1 + 8
+
+
+def reads_bytes(p: Plan) -> int:
+    """The most :func:`reached_configs` holds for a band of plan ``p`` (two steps a man)."""
+    return READS_BYTES_PER_STEP * 2 * p.pair[0].men * p.band_configs
 
 
 def band_memory(variant: Variant, p: Plan) -> int:
-    """The most a band of plan ``p`` holds in memory: its window of two-byte words (a band
-    whose words overflow is solved again with four-byte ones, in a window twice the size:
-    counted), and the threads' scratch."""
-    return window_bytes(p.kk, p.largest_window, 16) + scratch_bytes(variant, p.pair)
+    """The most a band of plan ``p`` holds in memory: the plan (:func:`plan_bytes`), the
+    threads' scratch, and the larger of its window of two-byte words (a band whose words
+    overflow is solved again with four-byte ones, in a window twice the size: counted) and
+    the finding of what it reads (:func:`reads_bytes`, before the window is made)."""
+    window = window_bytes(p.kk, p.largest_window, 16)
+    return (
+        plan_bytes(variant, p.pair, len(p.bands))
+        + scratch_bytes(variant, p.pair, p.band_configs)
+        + max(window, reads_bytes(p))
+    )
 
 
 class BandSolveError(RuntimeError):
@@ -270,7 +361,7 @@ def _solve_band(variant, pair, p, band, vals, offsets, solved, out, threads, vb)
     own = p.order[band.start : band.stop]
     reads, sources = p.sources(band)
     nslots = band.window_configs()
-    slots = np.full(len(p.order), -1, dtype=np.int64)
+    slots = np.full(len(p.order), -1, dtype=rank_dtype(max(len(p.order), nslots)))
     slots[own] = np.arange(len(own))
     slots[reads] = np.arange(len(own), nslots)
     state = np.empty(2 * nslots * kk, dtype=state_dtype(vb))

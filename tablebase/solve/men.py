@@ -88,14 +88,15 @@ MIN_KING_ENTRIES = 16
 # cache, since the levels prefetch them (one thread, the other core busy: 0411+1104, 850 K
 # placements, 11.1 s against 12.4-12.8 s whole; 0213+1302, 1.7 M, 22.2 s against
 # 24.7-25.6 s; 0115+1501, 4.4 M, 56.7 s against 92.0 s; 0214+1402, 11 M, 175.8 s against
-# 227.3 s; 0313+1303, 14.7 M, 250.8 s against 262.8 s). Flying kings: up to the largest
-# International configurations measured since the prefetching (one thread, load about 4
-# on two cores, 2-5 database, values identical: 1103+0311, 848 K placements, 28.8-35.7 s
-# by men against 33.8-35.6 s whole; 1202+0212, 1.07 M, 34.5 s against 33.4-36.1 s; the
-# limit before it was 2^18, set when 0411+1104 took 18.3 s by men against 11.3 s whole);
-# larger ones (8.6 M and more at seven pieces) are not measured yet
+# 227.3 s; 0313+1303, 14.7 M, 250.8 s against 262.8 s). Flying kings: the same limit,
+# measured since the prefetching (one thread, load about 4 on two cores, values
+# identical: 1103+0311, 848 K placements, 28.8-35.7 s by men against 33.8-35.6 s whole;
+# 1202+0212, 1.07 M, 34.5 s against 33.4-36.1 s; 6 pieces, 0411+1104, 9.5 M, 287.9 s
+# against 312.5 s; the limit was 2^18 before the prefetching, 2^21 before this). Above
+# it a pair may still go out of core by men
+# (:func:`solvable`), where the whole pair does not fit the memory cap
 MAX_KING_ENTRIES = 1 << 24
-MAX_KING_ENTRIES_FLYING = 1 << 21
+MAX_KING_ENTRIES_FLYING = 1 << 24
 # both parts: state words, buckets, two lists; and the kings of an entry (both parts')
 SCRATCH_BYTES_PER_KING_ENTRY = 2 * (4 + 4 + 4 + 4) + 16
 LIST_AHEAD = 16  # positions of a level's lists whose words and kings are prefetched ahead
@@ -111,18 +112,29 @@ def king_entries(nsq: int, counts: np.ndarray, binom: np.ndarray) -> int:
 
 
 def solves(variant: Variant, pair: tuple[Slice, ...]) -> bool:
-    """Whether ``pair`` is solved one men configuration at a time: a variant without king
-    runs, two slices with men, see :func:`applies`."""
-    return variant.king_move_limit == 0 and applies(
+    """Whether ``pair`` is solved one men configuration at a time in memory: it can be
+    (:func:`solvable`) and it is faster so (see :func:`applies`)."""
+    return solvable(variant, pair) and applies(
         variant.squares, np.array(tuple(pair[0]), dtype=np.int64), BINOM, len(pair),
         variant.flying_kings,
     )  # fmt: skip
 
 
+def solvable(variant: Variant, pair: tuple[Slice, ...]) -> bool:
+    """Whether ``pair`` can be solved one men configuration at a time, whatever the king
+    placements per configuration (what a pair out of core needs,
+    :mod:`tablebase.solve.bands`): a variant without king runs, slices with men. A slice
+    that is its own mirror (a pair of one) is too: its black-to-move part, laid out by its
+    own configurations, is solved beside the white-to-move one as for two slices (twice
+    the work of its values; the in-memory passes take it whole), and is its white-to-move
+    part once mirrored (:func:`tablebase.build.outofcore.finish` checks it)."""
+    return variant.king_move_limit == 0 and len(pair) in (1, 2) and pair[0].men > 0
+
+
 def applies(nsq: int, counts: np.ndarray, binom: np.ndarray, pair_size: int, flying: bool) -> bool:
     """Whether a pair of two slices of ``counts`` (the first slice's pieces) is solved by
-    men configurations (see the module docstring; ``flying``: the variant's kings fly); the
-    caller has ruled out king runs."""
+    men configurations in memory, where that is faster (see the module docstring;
+    ``flying``: the variant's kings fly); the caller has ruled out king runs."""
     if pair_size != 2 or counts[0] + counts[2] == 0:
         return False
     top = MAX_KING_ENTRIES_FLYING if flying else MAX_KING_ENTRIES
@@ -145,7 +157,7 @@ def config_order(nsq, width, counts, binom):
     n = binom[a, counts[0]] * n_bm
     rows = nsq // width
     top = rows * (counts[0] + counts[2])  # advancement + top is 0 .. 2 * top
-    adv = np.empty(n, dtype=np.int64)
+    adv = np.empty(n, dtype=np.int16)  # 2 * top: 2 * 10 rows * 8 men at most
     for r in range(n):
         wm = _unrank_colex(np.int64(r // n_bm), counts[0], a, binom) << np.uint64(width)
         bm = _unrank_colex(np.int64(r % n_bm), counts[2], a, binom)

@@ -139,6 +139,115 @@ def test_task_under_a_cap_solves_by_bands_and_writes_the_same_files(
     assert f"band {nbands} of {nbands} solved" in caplog.text
 
 
+def test_slices_that_are_their_own_mirror_by_bands_equal_the_in_memory_solve(
+    tmp_path_factory,
+) -> None:
+    """English 1010, 2020 and 1111, each its own mirror (a pair of one, which the in-memory
+    passes solve whole): by bands of 50 configurations, the white-to-move part equals the
+    in-memory values, and the black-to-move part, mirrored, equals it too."""
+    db = session_database(tmp_path_factory, "english", 4)
+    for name in ("1010", "2020", "1111"):
+        pair = (parse_slice(name),)
+        assert men.solvable(ENGLISH, pair) and not generator.by_men(ENGLISH, pair)
+        deps = generator.dependency_tables(db, ENGLISH, pair)
+        whole = generator.solve_tables(ENGLISH, pair, deps, 2)
+        white, mirror, p = solved_by_bands(ENGLISH, pair, deps, 50)
+        assert len(p.bands) > len(groups_of(ENGLISH, pair)) - 1, name  # a group cut in bands
+        np.testing.assert_array_equal(white, whole.view(pair[0]), err_msg=name)
+        np.testing.assert_array_equal(mirror, white, err_msg=name)
+
+
+def test_an_own_mirror_slice_under_a_cap_is_written_out_of_core(
+    tmp_path_factory, tmp_path, monkeypatch
+) -> None:
+    """``1111`` (English, its own mirror) with a cap below its in-memory task: solved by
+    bands of 100 configurations, its two parts checked against each other, the same table
+    written as by the in-memory build; a black-to-move part that disagrees (one value
+    changed before the end) is refused, naming the entry, and nothing is written."""
+    src = session_database(tmp_path_factory, "english", 4)
+    db = tmp_path / "english"
+    shutil.copytree(src, db)
+    (db / "1111.h5").unlink()
+    pair = (parse_slice("1111"),)
+    cap = generator.pair_memory(ENGLISH, pair, db) - 1
+    assert generator.out_of_core(ENGLISH, pair, cap, db)
+    monkeypatch.setenv(outofcore.BAND_CONFIGS_ENV, "100")
+    report = generator.run_pair_task("english", ("1111",), str(db), 2, memory=cap)
+    assert not report.skipped and len(report.stats) == 1
+    assert same_table(slice_path(src, pair[0]), slice_path(db, pair[0]))
+
+    (db / "1111.h5").unlink()
+    real = outofcore.Scratch.mirror
+
+    def spoiled(self, threads):
+        real(self, threads)
+        m = np.memmap(self.folder / "mirror.u16", dtype=bands.RAW_DTYPE, mode="r+")
+        m[12345] ^= 1
+        m.flush()
+
+    monkeypatch.setattr(outofcore.Scratch, "mirror", spoiled)
+    with pytest.raises(outofcore.OwnMirrorError, match="1111: entry 12345 is"):
+        generator.run_pair_task("english", ("1111",), str(db), 2, memory=cap)
+    assert not (db / "1111.h5").exists()
+
+
+def test_a_pair_solved_whole_in_memory_goes_out_of_core_by_men_under_a_cap(
+    english4_without_pair, monkeypatch
+) -> None:
+    """A pair the in-memory solve takes whole (here: the king placements per configuration
+    limit lowered below PAIR's 29, as for the largest flying-king configurations) can still
+    be solved by men: under a cap below its in-memory task it goes out of core by bands and
+    writes the same tables as the whole-pair build."""
+    src, db = english4_without_pair
+    pair = tuple(parse_slice(n) for n in PAIR)
+    monkeypatch.setattr(men, "MAX_KING_ENTRIES", men.MIN_KING_ENTRIES)
+    assert not generator.by_men(ENGLISH, pair) and men.solvable(ENGLISH, pair)
+    cap = generator.pair_memory(ENGLISH, pair, db) - 1
+    assert generator.out_of_core(ENGLISH, pair, cap, db)
+    monkeypatch.setenv(outofcore.BAND_CONFIGS_ENV, "400")
+    report = generator.run_pair_task("english", PAIR, str(db), 2, memory=cap)
+    assert not report.skipped
+    for s in pair:
+        assert same_table(slice_path(src, s), slice_path(db, s)), s.name
+
+
+def test_a_pair_of_men_only_stays_in_memory_where_its_plan_would_outweigh_it() -> None:
+    """International 3040+4030 (seven men, one entry per configuration, 2.1 G configurations):
+    out of core, its plan alone (16 bytes a configuration) needs more than the whole pair
+    in memory (2.125 bytes an entry, two parts), so a cap below that keeps it in memory and
+    it is refused with its in-memory need; 1221+2112 (44 king placements and more per
+    configuration) goes out of core under the same cap."""
+    cap = 20 << 30
+    men_only = (parse_slice("3040"), parse_slice("4030"))
+    whole = generator.pair_memory(INTERNATIONAL, men_only)
+    assert whole > cap
+    assert outofcore.least_memory(INTERNATIONAL, men_only) > whole
+    assert not generator.out_of_core(INTERNATIONAL, men_only, cap)
+    assert generator.planned_memory(INTERNATIONAL, men_only, cap) == whole
+    six = (parse_slice("1221"), parse_slice("2112"))
+    assert generator.out_of_core(INTERNATIONAL, six, 4 << 30)
+
+
+def test_the_plan_counts_what_each_band_reads_as_the_band_finds_it() -> None:
+    """The plan counts each band's reads with a stamp per configuration; the band, when it is
+    solved, finds them again by sorting its men's steps (:meth:`Plan.reads`): the counts
+    agree on International 2111+1121 cut into bands of 50 configurations, and each band
+    reads only configurations of the group before."""
+    pair = (parse_slice("2111"), parse_slice("1121"))
+    p = bands.plan(INTERNATIONAL, pair, 50)
+    assert len(p.bands) > 50
+    positions = np.empty(len(p.order), dtype=np.int64)
+    positions[p.order] = np.arange(len(p.order))
+    starts = {b.group: b.start for b in reversed(p.bands)}
+    for b in p.bands:
+        reads = p.reads(b)
+        assert len(reads) == b.n_reads, b.number
+        if b.group == 0:
+            assert b.n_reads == 0
+        else:
+            assert np.all((positions[reads] >= starts[b.group - 1]) & (positions[reads] < b.start))
+
+
 def test_a_build_shows_the_bands_of_a_pair_out_of_core(
     english4_without_pair, monkeypatch, caplog
 ) -> None:
