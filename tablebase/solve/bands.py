@@ -32,8 +32,16 @@ values equal those of the in-memory solve (``tests/tablebase/test_bands.py``).
 
 **Memory bound** (:func:`band_memory`): the largest window of the plan, ``2 * (own +
 reached) * K`` words of 2 bytes (4 where a band's undecided words overflow and it is
-solved again with four-byte words), plus the scratch; the dependencies are memory-mapped
-raw values (:mod:`tablebase.build.outofcore`), whose pages are dropped after each band.
+solved again with four-byte words), the scratch of the threads a band can use (one per
+configuration of the band, at most numba's threads), and the plan itself, 16 bytes per
+configuration of the pair (:func:`plan_bytes`: the plan keeps how many configurations a
+band reads, and finds them again when the band is solved); the dependencies are
+memory-mapped raw values (:mod:`tablebase.build.outofcore`), whose pages are dropped after
+each band.
+
+**Which pairs**: any pair with men, and a slice that is its own mirror
+(:func:`tablebase.solve.men.solvable`): the in-memory solve's limits on the king placements
+per configuration are about its speed, not what bands can do.
 """
 
 from __future__ import annotations
