@@ -12,7 +12,8 @@ p90, p99 and max latency, and the error count (transport failures and non-2xx an
 
 Cases: ``probe`` sends only ``GET /probe`` on ``--positions`` positions of two to
 ``--pieces`` pieces (default three; random, valid, seeded: with five, spread over every
-slice of a 2-5 database); ``mixed`` sends one ``POST /adjudicate`` (a short JSON game ruled
+slice of a 2-5 database; with ``--db``, only of the slices the database holds, so that one
+still being built can be loaded); ``mixed`` sends one ``POST /adjudicate`` (a short JSON game ruled
 with the tables) for every ``--adjudicate-every`` requests, the rest probes; ``health``
 sends ``GET /health`` (the framework's own cost, for comparison); ``saturated`` runs
 ``--rulers`` clients that each post, back to back, a PDN of ``--games`` games stopped in a
@@ -44,6 +45,7 @@ import threading
 import time
 import urllib.request
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import quote, urlsplit
 
 MAX_DURATION = 600.0
@@ -74,13 +76,19 @@ class Stats:
 # --------------------------------------------------------------------------- positions
 
 
-def positions(variant: str, count: int, seed: int = 1, pieces: int = 3) -> list[str]:
+def positions(
+    variant: str, count: int, seed: int = 1, pieces: int = 3, db: str | None = None
+) -> list[str]:
     """``count`` distinct valid FENs of 2 to ``pieces`` pieces (as many of each number of
-    pieces as of 3 and more, half as many of 2), both sides having a piece."""
+    pieces as of 3 and more, half as many of 2), both sides having a piece; with ``db``,
+    only of the slices whose files that database holds (a database still being built: a
+    probe of a slice it lacks is an error answer; its moves' values are left out)."""
+    from tablebase.probe.database import normalise
     from tablebase.rules.position import FenError, Position
     from tablebase.rules.variants import get_variant
 
     v = get_variant(variant)
+    held = None if db is None else {f.stem for f in Path(db).glob("*.h5")}
     rng = random.Random(seed)
     out: set[str] = set()
     while len(out) < count:
@@ -93,9 +101,11 @@ def positions(variant: str, count: int, seed: int = 1, pieces: int = 3) -> list[
         black = [f"{'K' if k == 'B' else ''}{s}" for s, k in placed if k in "bB"]
         fen = f"{rng.choice('WB')}:W{','.join(white)}:B{','.join(black)}"
         try:
-            out.add(Position.from_fen(fen, v).fen())
+            pos = Position.from_fen(fen, v)
         except FenError:
             continue  # a man on its own crowning row
+        if held is None or normalise(pos)[0].name in held:
+            out.add(pos.fen())
     return sorted(out)
 
 
@@ -190,13 +200,13 @@ async def run_case(
 
 
 def build_requests(
-    case: str, variant: str, every: int, count: int = 2000, pieces: int = 3
+    case: str, variant: str, every: int, count: int = 2000, pieces: int = 3, db: str | None = None
 ) -> list[tuple[str, str, bytes, str]]:
     if case == "health":
         return [("GET", "/health", b"", "")]
     probes = [
         ("GET", f"/probe?variant={variant}&fen={quote(fen)}", b"", "")
-        for fen in positions(variant, count, pieces=pieces)
+        for fen in positions(variant, count, pieces=pieces, db=db)
     ]
     if case == "probe":
         return probes
@@ -371,7 +381,9 @@ def main() -> None:
         for case in cases:
             sizes = (args.positions, args.pieces)
             if case == "saturated":
-                probes = build_requests("probe", args.variant, args.adjudicate_every, *sizes)
+                probes = build_requests(
+                    "probe", args.variant, args.adjudicate_every, *sizes, db=args.db
+                )
                 heavy = [heavy_request(args.variant, args.games)]
                 both = asyncio.run(
                     run_both(host, port, probes, heavy, args, args.duration, args.max_requests)
@@ -379,7 +391,7 @@ def main() -> None:
                 report("probes", *both[0])
                 report("rulings", *both[1])
                 continue
-            requests = build_requests(case, args.variant, args.adjudicate_every, *sizes)
+            requests = build_requests(case, args.variant, args.adjudicate_every, *sizes, db=args.db)
             if args.warmup > 0:
                 asyncio.run(run_case(host, port, requests, 4, args.warmup, 10_000))
             if proc is None:
