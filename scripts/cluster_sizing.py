@@ -19,7 +19,15 @@ import sys
 from pathlib import Path
 
 from tablebase.build.schedule import parse_size
-from tablebase.build.task import out_of_core, pair_memory, planned_memory
+from tablebase.build.task import (
+    BY_BANDS,
+    IN_MEMORY,
+    MAPPED,
+    out_of_core,
+    pair_memory,
+    planned_memory,
+    task_mode,
+)
 from tablebase.material.slices import all_slices, build_pairs, pair_dependencies
 from tablebase.rules.variants import Variant, get_variant
 from tablebase.solve.whole import task_memory_bytes
@@ -183,25 +191,25 @@ def out_of_core_table(variant: Variant, n: int, pairs: list) -> None:
 
 def cap_table(variant: Variant, n: int, pairs: list, cap: int) -> None:
     """Each ``n``-piece pair's task under the memory cap ``cap``, as ``generate --memory``
-    plans it (:func:`tablebase.build.task.planned_memory`): in memory where it fits, else
-    out of core with the largest bands that fit, else the least it needs; the largest
-    tasks and every pair above the cap."""
+    plans it (:func:`tablebase.build.task.task_mode`, :func:`~tablebase.build.task.planned_memory`):
+    in memory where it fits, else out of core with the largest bands that fit, else whole
+    with its dependencies mapped, else the least it needs; the largest tasks and every
+    pair above the cap."""
     rows = []
     for p in pairs:
-        ooc = out_of_core(variant, p, cap)
-        rows.append((planned_memory(variant, p, cap), ooc, p))
+        rows.append((planned_memory(variant, p, cap), task_mode(variant, p, cap), p))
     rows.sort(key=lambda r: -r[0])
     over = [r for r in rows if r[0] > cap]
-    n_ooc = sum(1 for r in rows if r[1])
+    modes = {m: sum(1 for r in rows if r[1] == m) for m in (BY_BANDS, MAPPED, IN_MEMORY)}
     print(
-        f"\nUnder a cap of {human(cap)}: {n_ooc} of the {len(pairs)} {n}-piece pairs go out of "
-        f"core, {len(pairs) - n_ooc} stay in memory; largest task {human(rows[0][0])}; "
-        f"{len(over)} above the cap.\n"
+        f"\nUnder a cap of {human(cap)}, of the {len(pairs)} {n}-piece pairs: "
+        f"{modes[BY_BANDS]} go out of core by bands, {modes[MAPPED]} are solved whole with "
+        f"their dependencies mapped, {modes[IN_MEMORY]} in memory; largest task "
+        f"{human(rows[0][0])}; {len(over)} above the cap.\n"
     )
     print("| pair | task under the cap | how | in memory |")
     print("|---|---:|---|---:|")
-    for mem, ooc, p in rows[: max(8, len(over))]:
-        how = "out of core" if ooc else "in memory"
+    for mem, how, p in rows[: max(8, len(over))]:
         print(
             f"| {'+'.join(s.name for s in p)} | {human(mem)} | {how} "
             f"| {human(pair_memory(variant, p))} |"

@@ -28,6 +28,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -188,6 +189,7 @@ class DaskScheduler:
         decides what runs together there.
         """
         sizes: dict[tuple[str, ...], int] = {}
+        ooc: set[tuple[str, ...]] = set()
         if self.memory is not None:
             from tablebase.build import clusterbands
 
@@ -199,7 +201,7 @@ class DaskScheduler:
         clean_temp_files(db)
         try:
             with self.connect() as client:
-                return self._run(client, variant, tasks, db, progress, task_fn, sizes)
+                return self._run(client, variant, tasks, db, progress, task_fn, sizes, ooc)
         finally:
             clean_temp_files(db)
 
@@ -247,6 +249,7 @@ class DaskScheduler:
         progress: Progress,
         task_fn: Callable[..., PairReport],
         sizes: dict[tuple[str, ...], int],
+        ooc: set[tuple[str, ...]],
     ) -> list[PairReport]:
         distributed = _import_distributed()
         from tablebase.build import clusterbands
@@ -281,9 +284,11 @@ class DaskScheduler:
                 nbands[t.names] = len(got.bands)
                 extra.extend([got.prepare, *got.bands])
                 continue
+            # a pair not solved in memory nor by bands: whole, its dependencies mapped
+            fn = partial(task_fn, memory=self.memory) if t.names in ooc else task_fn
             futures[t.names] = client.submit(
                 pair_task,
-                task_fn,
+                fn,
                 variant.name,
                 t.names,
                 db,

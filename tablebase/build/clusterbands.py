@@ -37,6 +37,7 @@ from tablebase.build.task import (
     complete_report,
     dependency_value_bytes,
     entry_fen,
+    out_of_core,
     out_of_core_plan,
     pass_threads,
 )
@@ -49,12 +50,14 @@ from tablebase.solve import bands
 def band_sizes(
     variant: Variant, ooc: set[tuple[str, ...]], memory: int
 ) -> dict[tuple[str, ...], int]:
-    """The band size of each pair of ``ooc`` under the cap ``memory`` (logged;
-    :func:`tablebase.build.task.out_of_core_plan`)."""
+    """The band size of each pair of ``ooc`` solved by bands under the cap ``memory``
+    (logged; :func:`tablebase.build.task.out_of_core_plan`); the others, solved whole with
+    their dependencies mapped (:func:`tablebase.build.task.task_mode`), are left out."""
     sizes = {}
     for names in sorted(ooc):
         pair = tuple(parse_slice(n) for n in names)
-        sizes[names] = out_of_core_plan(variant, pair, memory).band_configs
+        if out_of_core(variant, pair, memory):
+            sizes[names] = out_of_core_plan(variant, pair, memory).band_configs
     return sizes
 
 

@@ -258,36 +258,14 @@ class Scratch:
     def _deps_path(self) -> Path:
         return self.folder / "deps.raw"
 
-    def _deps_layout(self) -> tuple[np.ndarray, int, type, list[Slice], dict[int, int]]:
-        deps = sorted(pair_dependencies(self.pair[0]))
-        sizes = {d.code: d.size(self.variant) for d in deps}
-        offsets, total = flat_offsets(sizes)
-        return offsets, max(1, total), np.uint16 if self.wide else np.uint8, deps, sizes
-
     def write_dependencies(self, db: Path) -> None:
-        """``deps.raw`` from the dependencies' files, one slice mapped at a time, unless it is
-        there already."""
-        path = self._deps_path()
-        if path.exists():
-            return
-        offsets, total, dtype, deps, sizes = self._deps_layout()
-        tmp = _temporary(path)
-        with open(tmp, "wb") as f:
-            f.truncate(total * np.dtype(dtype).itemsize)
-        for d in deps:
-            out = np.memmap(tmp, dtype=dtype, mode="r+", shape=(total,))
-            pos = int(offsets[d.code])
-            read_slice(slice_path(db, d), self.variant, d, out=out[pos : pos + sizes[d.code]])
-            out.flush()
-            del out
-        _sync(tmp)
-        os.replace(tmp, path)
+        """``deps.raw`` (:func:`write_dependencies`), unless it is there already."""
+        write_dependencies(self._deps_path(), db, self.variant, self.pair, self.wide)
 
     def dependencies(self) -> tuple[np.memmap, np.ndarray]:
         """The dependencies' values (two bytes each if ``wide``) mapped read-only, and their
         offsets (:meth:`write_dependencies` first)."""
-        offsets, total, dtype, _, _ = self._deps_layout()
-        return np.memmap(self._deps_path(), dtype=dtype, mode="r", shape=(total,)), offsets
+        return map_dependencies(self._deps_path(), self.variant, self.pair, self.wide)
 
     def _part(self, name: str) -> Path:
         return self.folder / f"{name}.u16"
@@ -366,6 +344,47 @@ class Scratch:
 
     def remove(self) -> None:
         remove_scratch(self.folder)
+
+
+def _deps_layout(
+    variant: Variant, pair: tuple[Slice, ...], wide: bool
+) -> tuple[np.ndarray, int, type, list[Slice], dict[int, int]]:
+    deps = sorted(pair_dependencies(pair[0]))
+    sizes = {d.code: d.size(variant) for d in deps}
+    offsets, total = flat_offsets(sizes)
+    return offsets, max(1, total), np.uint16 if wide else np.uint8, deps, sizes
+
+
+def write_dependencies(
+    path: Path, db: Path, variant: Variant, pair: tuple[Slice, ...], wide: bool
+) -> None:
+    """The values of every slice ``pair`` needs, read and checked from ``db``, end to end as
+    the flat tables (:func:`tablebase.material.slices.flat_offsets`, two bytes each if
+    ``wide``) into the file ``path``, one slice mapped at a time (written under a temporary
+    name and renamed); nothing if ``path`` is there already."""
+    if path.exists():
+        return
+    offsets, total, dtype, deps, sizes = _deps_layout(variant, pair, wide)
+    tmp = _temporary(path)
+    with open(tmp, "wb") as f:
+        f.truncate(total * np.dtype(dtype).itemsize)
+    for d in deps:
+        out = np.memmap(tmp, dtype=dtype, mode="r+", shape=(total,))
+        pos = int(offsets[d.code])
+        read_slice(slice_path(db, d), variant, d, out=out[pos : pos + sizes[d.code]])
+        out.flush()
+        del out
+    _sync(tmp)
+    os.replace(tmp, path)
+
+
+def map_dependencies(
+    path: Path, variant: Variant, pair: tuple[Slice, ...], wide: bool
+) -> tuple[np.memmap, np.ndarray]:
+    """The dependencies' values written by :func:`write_dependencies` mapped read-only, and
+    their offsets."""
+    offsets, total, dtype, _, _ = _deps_layout(variant, pair, wide)
+    return np.memmap(path, dtype=dtype, mode="r", shape=(total,)), offsets
 
 
 def remove_scratch(folder: Path) -> None:

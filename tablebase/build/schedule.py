@@ -46,11 +46,12 @@ from pathlib import Path
 from tablebase.build.faults import BuildError, MemoryBudgetError, describe
 from tablebase.build.outofcore import BAND_PROGRESS
 from tablebase.build.task import (
+    IN_MEMORY,
     PairReport,
-    out_of_core,
     pair_memory,
     planned_memory,
     run_pair_task,
+    task_mode,
 )
 from tablebase.material.slices import Slice, build_pairs, pair_dependencies, parse_slice
 from tablebase.rules.variants import Variant
@@ -165,16 +166,13 @@ def check_budget(
     tasks: list[PairTask], budget: int | None, out_of_core: frozenset | set = frozenset()
 ) -> None:
     """Raise :class:`MemoryBudgetError` for the largest task that alone exceeds ``budget``
-    (for a pair of ``out_of_core``, its least memory by bands of one configuration)."""
+    (for a pair of ``out_of_core``, the least memory it needs out of core:
+    :func:`tablebase.build.task.planned_memory`)."""
     if budget is None or not tasks:
         return
     worst = max(tasks, key=lambda t: t.memory)
     if worst.memory > budget:
-        how = (
-            " even out of core (bands of one men configuration)"
-            if worst.names in out_of_core
-            else ""
-        )
+        how = " even out of core" if worst.names in out_of_core else ""
         raise MemoryBudgetError(
             f"slice pair {worst.label} needs an estimated {human_bytes(worst.memory)}{how}, "
             f"more than the memory budget of {human_bytes(budget)} (--memory); nothing was "
@@ -186,14 +184,16 @@ def plan_tasks(
     variant: Variant, tasks: list[PairTask], memory: int | None
 ) -> tuple[list[PairTask], set[tuple[str, ...]]]:
     """``tasks`` with the memory of each under the cap ``memory``: in memory where a pair
-    fits, else out of core where it can be (:func:`tablebase.build.task.out_of_core`, its
-    memory :func:`tablebase.build.task.planned_memory`); and the pairs solved out of core.
-    A pair that fits neither keeps its in-memory estimate (:func:`check_budget` refuses it)."""
+    fits, else out of core, by bands or with its dependencies mapped
+    (:func:`tablebase.build.task.task_mode`, its memory
+    :func:`tablebase.build.task.planned_memory`); and the pairs not solved in memory (their
+    tasks are given the cap). A pair that fits in none of these ways keeps the estimate of
+    the way that needs the least (:func:`check_budget` refuses it)."""
     out, ooc = [], set()
     for t in tasks:
         if memory is not None and t.memory > memory:
             pair = tuple(parse_slice(n) for n in t.names)
-            if out_of_core(variant, pair, memory):
+            if task_mode(variant, pair, memory) != IN_MEMORY:
                 t = dataclasses.replace(t, memory=planned_memory(variant, pair, memory))
                 ooc.add(t.names)
         out.append(t)

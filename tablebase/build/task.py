@@ -310,34 +310,76 @@ def pair_complete(db: Path, variant: Variant, pair: tuple[Slice, ...]) -> bool:
     return True
 
 
+# How a pair task runs under a memory cap (:func:`task_mode`)
+IN_MEMORY, BY_BANDS, MAPPED = "in memory", "out of core", "dependencies mapped"
+
+
+def task_mode(
+    variant: Variant, pair: tuple[Slice, ...], memory: int | None, db: Path | None = None
+) -> str:
+    """How ``pair`` is solved under the cap ``memory`` (None: no cap):
+
+    * :data:`IN_MEMORY` where its task fits (:func:`pair_memory`);
+    * else :data:`BY_BANDS` (:mod:`tablebase.build.outofcore`): a pair that can be solved
+      by men configurations (:func:`tablebase.solve.men.solvable`, even where that is
+      slower in memory) whose least out-of-core task fits the cap;
+    * else :data:`MAPPED`: the whole pair's state in memory, its dependencies read from a
+      file of their values through the page cache (:func:`mapped_memory`), where that
+      fits: a pair of men only (whose plan by bands, 16 bytes per configuration of one
+      entry, outweighs it), of kings only (no men to cut by), or whose bands do not fit;
+    * where none fits, the one that needs the least (the build refuses it, naming that).
+    """
+    from tablebase.build import outofcore
+
+    whole = pair_memory(variant, pair, db)
+    if memory is None or whole <= memory:
+        return IN_MEMORY
+    need = {IN_MEMORY: whole, MAPPED: mapped_memory(variant, pair)}
+    if solve_men.solvable(variant, pair):
+        need[BY_BANDS] = outofcore.least_memory(variant, pair)
+    for mode in (BY_BANDS, MAPPED):
+        if mode in need and need[mode] <= memory:
+            return mode
+    return min(need, key=lambda m: need[m])
+
+
 def out_of_core(
     variant: Variant, pair: tuple[Slice, ...], memory: int | None, db: Path | None = None
 ) -> bool:
-    """Whether ``pair`` is solved out of core (:mod:`tablebase.build.outofcore`) under the
-    cap ``memory``: a pair that can be solved by men configurations
-    (:func:`tablebase.solve.men.solvable`, even where that is slower in memory) whose
-    in-memory task (:func:`pair_memory`) does not fit the cap and needs more than the
-    out-of-core task at its least (a pair of men only does not: its plan, 16 bytes per
-    configuration of one entry, outweighs it); None: never."""
+    """Whether ``pair`` is solved out of core by bands under the cap ``memory``
+    (:func:`task_mode`)."""
+    return task_mode(variant, pair, memory, db) == BY_BANDS
+
+
+def mapped_memory(variant: Variant, pair: tuple[Slice, ...]) -> int:
+    """The estimated peak memory of the pair's task with its dependencies mapped from a
+    file (:data:`MAPPED`): the pair's state words as in memory, the writing of its files
+    through a scratch folder (:func:`tablebase.build.outofcore.write_memory`), and what
+    any task holds; the dependencies are page cache."""
     from tablebase.build import outofcore
 
-    if memory is None or not solve_men.solvable(variant, pair):
-        return False
-    whole = pair_memory(variant, pair, db)
-    return whole > memory and outofcore.least_memory(variant, pair) < whole
+    entries = sum(s.size(variant) for s in pair)
+    return (
+        int(solve.PAIR_BYTES_PER_ENTRY * entries)
+        + outofcore.write_memory(variant, pair)
+        + solve.FIXED_TASK_BYTES
+    )
 
 
 def planned_memory(
     variant: Variant, pair: tuple[Slice, ...], memory: int | None, db: Path | None = None
 ) -> int:
-    """The estimated peak memory of the pair's task under the cap ``memory``: in memory
-    where it fits (:func:`pair_memory`), else out of core with the largest bands that fit
-    (:func:`tablebase.build.outofcore.choose_plan`), or, where none fit, the least the
-    out-of-core task needs."""
-    if not out_of_core(variant, pair, memory, db):
-        return pair_memory(variant, pair, db)
+    """The estimated peak memory of the pair's task under the cap ``memory``
+    (:func:`task_mode`): in memory (:func:`pair_memory`); out of core with the largest bands
+    that fit (:func:`tablebase.build.outofcore.choose_plan`), or, where none fit, the least
+    the out-of-core task needs; or with its dependencies mapped (:func:`mapped_memory`)."""
     from tablebase.build import outofcore
 
+    mode = task_mode(variant, pair, memory, db)
+    if mode == IN_MEMORY:
+        return pair_memory(variant, pair, db)
+    if mode == MAPPED:
+        return mapped_memory(variant, pair)
     assert memory is not None
     p = outofcore.choose_plan(variant, pair, memory)
     if p is None:
@@ -367,12 +409,19 @@ def run_pair_task(
     entries = sum(s.size(variant) for s in pair)
     if threads > 0:
         pass_threads(threads)
-    if out_of_core(variant, pair, memory, dbp):
+    mode = task_mode(variant, pair, memory, dbp)
+    if mode == BY_BANDS:
+        assert memory is not None
         return _run_out_of_core(variant, pair, dbp, threads, memory, t0)
-    tables = dependency_tables(dbp, variant, pair)
-    t_read = time.perf_counter() - t0
-    solution = solve_tables(variant, pair, tables, threads)
-    del tables
+    scratch = None
+    if mode == MAPPED:
+        scratch, solution = _solve_mapped(variant, pair, dbp, threads)
+        t_read = 0.0
+    else:
+        tables = dependency_tables(dbp, variant, pair)
+        t_read = time.perf_counter() - t0
+        solution = solve_tables(variant, pair, tables, threads)
+        del tables
     t_write = time.perf_counter()
     out = []
     for s in pair:
@@ -382,10 +431,14 @@ def run_pair_task(
         if PARENT_PID is not None and os.getppid() != PARENT_PID:
             os._exit(1)  # the build that asked for this table is gone: write nothing
         try:  # the file is written with plain I/O: a full disk is an OSError with its errno
-            write_slice(dbp, variant, s, values, stats, fen)  # WDL part: captures stored
+            write_slice(dbp, variant, s, values, stats, fen, scratch=scratch)  # captures stored
         except OSError as e:
             raise SliceWriteError(s.name, str(slice_path(dbp, s)), describe(e)) from None
         out.append(stats)
+    if scratch is not None:
+        from tablebase.build import outofcore
+
+        outofcore.remove_scratch(scratch)
     t_end = time.perf_counter()
     return PairReport(
         pair_names,
@@ -396,6 +449,49 @@ def run_pair_task(
         solution.random_accesses,
         (t_read, solution.pass1_seconds, solution.level_seconds, t_end - t_write),
     )
+
+
+def _solve_mapped(
+    variant: Variant, pair: tuple[Slice, ...], db: Path, threads: int
+) -> tuple[Path, PairSolution]:
+    """Solve ``pair`` whole (:data:`MAPPED`) with its dependencies' values in the file
+    ``deps.raw`` of its scratch folder (:func:`tablebase.build.outofcore.write_dependencies`,
+    kept by a rerun), mapped read-only; where a value overflows the two-byte state words,
+    again with four-byte ones from a file of two-byte dependency values. Returns the
+    scratch folder (the slices' writer works in it) and the solution."""
+    from tablebase.build import outofcore
+
+    folder = outofcore.scratch_folder(db, pair)
+    folder.mkdir(parents=True, exist_ok=True)
+    numba.set_num_threads(min(max(1, threads), numba.config.NUMBA_NUM_THREADS))
+    log.info("%s: solved whole, its dependencies mapped from disk", _label(pair))
+    wide = dependency_value_bytes(db, pair) == 2
+    for vb, two in ((8, wide), (16, True)):
+        path = folder / ("deps16.raw" if two else "deps.raw")
+        outofcore.write_dependencies(path, db, variant, pair, two)
+        vals, offsets = outofcore.map_dependencies(path, variant, pair, two)
+        try:
+            solution = _solve(variant, pair, _Mapped(vals, offsets), threads, vb)
+        except OverflowError as e:
+            if vb == 16:
+                raise
+            log.info("%s: %s, solving again with four-byte state words", _label(pair), e)
+            del vals
+            continue
+        return folder, solution
+    raise AssertionError("unreachable")
+
+
+@dataclass
+class _Mapped:
+    """Dependencies as :func:`_solve` reads them (``vals``, ``offsets``), mapped from a file."""
+
+    vals: np.ndarray
+    offsets: np.ndarray
+
+
+def _label(pair: tuple[Slice, ...]) -> str:
+    return "+".join(s.name for s in pair)
 
 
 def complete_report(

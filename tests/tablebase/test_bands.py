@@ -211,21 +211,48 @@ def test_a_pair_solved_whole_in_memory_goes_out_of_core_by_men_under_a_cap(
         assert same_table(slice_path(src, s), slice_path(db, s)), s.name
 
 
-def test_a_pair_of_men_only_stays_in_memory_where_its_plan_would_outweigh_it() -> None:
-    """International 3040+4030 (seven men, one entry per configuration, 2.1 G configurations):
-    out of core, its plan alone (16 bytes a configuration) needs more than the whole pair
-    in memory (2.125 bytes an entry, two parts), so a cap below that keeps it in memory and
-    it is refused with its in-memory need; 1221+2112 (44 king placements and more per
-    configuration) goes out of core under the same cap."""
+def test_a_pair_of_men_only_is_solved_whole_with_its_dependencies_mapped_under_a_cap() -> None:
+    """International 3040+4030 (seven men, one entry per configuration, 2.1 G configurations)
+    under 20 GiB: by bands, its plan alone (16 bytes a configuration) would need more than
+    the whole pair in memory (27.5 GiB, most of it its dependencies, 7-piece slices with a
+    king among them), so it is solved whole with its dependencies mapped: its state words
+    and the writing, 8.7 GiB; 1221+2112 (44 king placements and more per configuration)
+    goes out of core by bands under 4 GiB."""
     cap = 20 << 30
     men_only = (parse_slice("3040"), parse_slice("4030"))
     whole = generator.pair_memory(INTERNATIONAL, men_only)
     assert whole > cap
     assert outofcore.least_memory(INTERNATIONAL, men_only) > whole
-    assert not generator.out_of_core(INTERNATIONAL, men_only, cap)
-    assert generator.planned_memory(INTERNATIONAL, men_only, cap) == whole
+    assert generator.task_mode(INTERNATIONAL, men_only, cap) == generator.MAPPED
+    mapped = generator.planned_memory(INTERNATIONAL, men_only, cap)
+    assert mapped == generator.mapped_memory(INTERNATIONAL, men_only)
+    assert 8 << 30 < mapped < 9 << 30
     six = (parse_slice("1221"), parse_slice("2112"))
-    assert generator.out_of_core(INTERNATIONAL, six, 4 << 30)
+    assert generator.task_mode(INTERNATIONAL, six, 4 << 30) == generator.BY_BANDS
+
+
+def test_a_pair_whose_bands_outweigh_it_writes_the_same_files_with_dependencies_mapped(
+    tmp_path_factory, tmp_path, caplog
+) -> None:
+    """English 1030+3010 (men only) under a cap one byte below its in-memory task: solved
+    whole with its dependencies' values in a file of the scratch folder, mapped; the same
+    tables as the in-memory build, and the scratch folder gone afterwards."""
+    src = session_database(tmp_path_factory, "english", 4)
+    db = tmp_path / "english"
+    shutil.copytree(src, db)
+    names = ("1030", "3010")
+    for name in names:
+        (db / f"{name}.h5").unlink()
+    pair = tuple(parse_slice(n) for n in names)
+    cap = generator.pair_memory(ENGLISH, pair, db) - 1
+    assert generator.task_mode(ENGLISH, pair, cap, db) == generator.MAPPED
+    with caplog.at_level(logging.INFO, logger="tablebase"):
+        report = generator.run_pair_task("english", names, str(db), 2, memory=cap)
+    assert not report.skipped
+    assert "1030+3010: solved whole, its dependencies mapped from disk" in caplog.text
+    for s in pair:
+        assert same_table(slice_path(src, s), slice_path(db, s)), s.name
+    assert not (db / outofcore.FOLDER).exists()
 
 
 def test_the_plan_counts_what_each_band_reads_as_the_band_finds_it() -> None:
@@ -306,7 +333,8 @@ def test_a_pair_over_the_cap_even_out_of_core_is_refused_before_it_starts(
     memory it needs, and writes nothing."""
     _, db = english4_without_pair
     pair = tuple(parse_slice(n) for n in PAIR)
-    least = outofcore.least_memory(ENGLISH, pair)
+    least = generator.planned_memory(ENGLISH, pair, 200 << 20)  # the way that needs least
+    assert least <= outofcore.least_memory(ENGLISH, pair)
     r = tablebase_cli(
         "generate", "--variant", "english", "--material", "1021", "--memory", "200M",
         "--db", str(db), check=False,
