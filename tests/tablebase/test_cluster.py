@@ -377,3 +377,29 @@ def test_cluster_resumes_a_pair_out_of_core_from_its_band_files(
     for s in pair:
         assert same_table(slice_path(src, s), slice_path(db, s)), s.name
     assert not (db / outofcore.FOLDER).exists()
+
+
+def test_cluster_solves_a_pair_whose_bands_outweigh_it_whole_with_dependencies_mapped(
+    cluster_address, tmp_path_factory, tmp_path
+) -> None:
+    """English 1030+3010 (men only) with ``memory`` one byte below its in-memory task: no
+    band tasks, one pair task given the cap, which solves the pair whole with its
+    dependencies mapped from its scratch folder; the files equal the in-memory build's
+    and the scratch folder is gone."""
+    from tablebase.build import task as generator
+
+    src = session_database(tmp_path_factory, "english", 4)
+    db = tmp_path / "english"
+    shutil.copytree(src, db)
+    pair = (parse_slice("1030"), parse_slice("3010"))
+    for s in pair:
+        slice_path(db, s).unlink()
+    cap = pair_memory(ENGLISH, pair, db) - 1
+    assert generator.task_mode(ENGLISH, pair, cap) == generator.MAPPED
+    rec = Recorder()
+    DaskScheduler(cluster_address, threads=1, memory=cap).run(
+        ENGLISH, graph_for_pairs(ENGLISH, [pair]), str(db), rec
+    )
+    for s in pair:
+        assert same_table(slice_path(src, s), slice_path(db, s)), s.name
+    assert not (db / outofcore.FOLDER).exists()
