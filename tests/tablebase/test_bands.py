@@ -17,7 +17,7 @@ from tablebase.build import outofcore
 from tablebase.build import task as generator
 from tablebase.material.index import BINOM
 from tablebase.material.slices import build_pairs, parse_slice
-from tablebase.rules.variants import BRAZILIAN, ENGLISH, INTERNATIONAL, RUSSIAN, Variant
+from tablebase.rules.variants import BRAZILIAN, ENGLISH, FRISIAN, INTERNATIONAL, RUSSIAN, Variant
 from tablebase.solve import bands, men
 from tablebase.storage.files import slice_path
 from tests.conftest import session_database, tablebase_cli
@@ -252,6 +252,40 @@ def test_a_pair_whose_bands_outweigh_it_writes_the_same_files_with_dependencies_
     assert "1030+3010: solved whole, its dependencies mapped from disk" in caplog.text
     for s in pair:
         assert same_table(slice_path(src, s), slice_path(db, s)), s.name
+    assert not (db / outofcore.FOLDER).exists()
+
+
+@pytest.mark.slow
+def test_frisian_pairs_under_a_cap_are_solved_with_dependencies_mapped_to_the_same_files(
+    tmp_path_factory, tmp_path
+) -> None:
+    """Frisian has king runs, so no pair is solved by men configurations or by bands: each
+    four-piece pair with men whose task a cap one byte below its in-memory estimate sends
+    out of core is solved whole with its dependencies mapped, and writes the same tables
+    as the in-memory build; among them pairs whose slices have king runs (a side with a
+    king and a man), and 1111, its own mirror."""
+    src = session_database(tmp_path_factory, "frisian", 4)
+    db = tmp_path / "frisian"
+    shutil.copytree(src, db)
+    mapped = []
+    for pair in build_pairs(4):
+        if pair[0].pieces < 4 or pair[0].men == 0:
+            continue
+        assert not men.solvable(FRISIAN, pair)
+        cap = generator.pair_memory(FRISIAN, pair, db) - 1
+        if generator.task_mode(FRISIAN, pair, cap, db) == generator.MAPPED:
+            mapped.append((pair, cap))
+    names = {"+".join(s.name for s in pair) for pair, _ in mapped}
+    assert {"1021+2110", "1120+2011", "1111"} <= names
+    assert any(s.run_states(FRISIAN) != (1, 1) for pair, _ in mapped for s in pair)
+    for pair, _ in mapped:
+        for s in pair:
+            slice_path(db, s).unlink()
+    for pair, cap in mapped:  # in build order: later pairs read the files of earlier ones
+        report = generator.run_pair_task("frisian", tuple(s.name for s in pair), str(db), 2, cap)
+        assert not report.skipped
+        for s in pair:
+            assert same_table(slice_path(src, s), slice_path(db, s)), s.name
     assert not (db / outofcore.FOLDER).exists()
 
 
