@@ -125,28 +125,34 @@ def write_dataset(
     return ds
 
 
-def read_dataset(ds: h5py.Dataset, out: np.ndarray, threads: int) -> None:
-    """Read the whole 1-D dataset ``ds`` into ``out`` (same length, at least as wide),
-    decompressing its chunks in ``threads`` threads when its filters are gzip and shuffle
-    only; any other layout is read by HDF5 itself. Each chunk is checked against its CRC-32
-    where the dataset has them (``block_checksums``). Raises ``OSError``/``ValueError`` for
-    a damaged chunk."""
+def read_dataset(ds: h5py.Dataset, out: np.ndarray, threads: int, start: int = 0) -> None:
+    """Read the 1-D dataset ``ds`` into ``out`` (at least as wide): its entries ``start``
+    to ``start + len(out)`` (the whole dataset by default; ``start`` a multiple of its
+    chunk size), decompressing its chunks in ``threads`` threads when its filters are gzip
+    and shuffle only; any other layout is read by HDF5 itself. Each chunk is checked
+    against its CRC-32 where the dataset has them (``block_checksums``). Raises
+    ``OSError``/``ValueError`` for a damaged chunk."""
     n = ds.shape[0]
+    stop = start + out.shape[0]
+    if not 0 <= start <= stop <= n:
+        raise ValueError(f"entries {start} to {stop} of a dataset of {n}")
     filters = _filters(ds)
     whole = ds.chunks is not None and ds.id.get_num_chunks() == -(-n // ds.chunks[0])
     if not whole or filters is None or ds.dtype.byteorder == ">":
         # another layout, or chunks never written (read as the fill value): HDF5 reads it
         if out.dtype == ds.dtype:
-            ds.read_direct(out)
+            ds.read_direct(out, source_sel=np.s_[start:stop])
         else:
-            out[:] = ds[...]
+            out[:] = ds[start:stop]
         return
     chunk = ds.chunks[0]
+    if start % chunk:
+        raise ValueError(f"entry {start} does not begin a chunk of {chunk}")
     size = ds.dtype.itemsize
     crcs = chunk_checksums(ds)
 
     def decode(item: tuple[int, int, bytes]) -> None:
-        start, mask, blob = item
+        at, mask, blob = item
         raw = blob
         for k, f in reversed(list(enumerate(filters))):
             if mask & (1 << k):
@@ -155,24 +161,24 @@ def read_dataset(ds: h5py.Dataset, out: np.ndarray, threads: int) -> None:
                 try:
                     raw = isal_zlib.decompress(raw)
                 except isal_zlib.error as e:
-                    raise ValueError(f"chunk at {start}: {e}") from None
+                    raise ValueError(f"chunk at {at}: {e}") from None
             elif size > 1:  # unshuffle
                 raw = np.frombuffer(raw, np.uint8).reshape(size, -1).T.tobytes()
         if len(raw) != chunk * size:
-            raise ValueError(f"chunk at {start} holds {len(raw)} bytes, not {chunk * size}")
-        if crcs is not None and block_crc(raw) != crcs[start // chunk]:
-            raise ValueError(f"chunk at {start} (block {start // chunk}): checksum mismatch")
-        stop = min(n, start + chunk)
-        out[start:stop] = np.frombuffer(raw, dtype=ds.dtype, count=stop - start)
+            raise ValueError(f"chunk at {at} holds {len(raw)} bytes, not {chunk * size}")
+        if crcs is not None and block_crc(raw) != crcs[at // chunk]:
+            raise ValueError(f"chunk at {at} (block {at // chunk}): checksum mismatch")
+        end = min(stop, at + chunk)
+        out[at - start : end - start] = np.frombuffer(raw, dtype=ds.dtype, count=end - at)
 
     with ThreadPoolExecutor(max(1, threads)) as pool:
         window = max(2, 4 * threads)
-        starts = range(0, n, chunk)
+        starts = range(start, stop, chunk)
         for first in range(0, len(starts), window):
             batch = []
-            for start in starts[first : first + window]:
-                mask, blob = ds.id.read_direct_chunk((start,))
-                batch.append((start, mask, blob))
+            for at in starts[first : first + window]:
+                mask, blob = ds.id.read_direct_chunk((at,))
+                batch.append((at, mask, blob))
             for _ in pool.map(decode, batch):
                 pass
 

@@ -562,7 +562,8 @@ def check_part_in_blocks(path: Path | str, variant: Variant, s: Slice, part: str
     """The checks of :func:`read_slice` (``part`` :data:`DATASET`) or :func:`read_wdl`
     (:data:`WDL_DATASET`) of a version 3 file: the file whole, its attributes, the part's
     shape and type, the part against its checksum; with the part read and hashed
-    :data:`CHECK_BLOCK_ENTRIES` at a time, never held whole. Raises
+    :data:`CHECK_BLOCK_ENTRIES` at a time (each chunk against its CRC-32, in threads, as
+    :func:`read_slice` reads), never held whole. Raises
     :class:`TableFileError` as they do."""
     from tablebase.storage.wdl import packed_size
 
@@ -579,9 +580,12 @@ def check_part_in_blocks(path: Path | str, variant: Variant, s: Slice, part: str
         if ds.dtype not in dtypes or ds.shape != (size,):
             raise TableFileError(path, f"{part} dataset has shape {ds.shape} {ds.dtype}")
         h = hashlib.sha256()
+        block = np.empty(min(size, CHECK_BLOCK_ENTRIES), dtype=ds.dtype.newbyteorder("="))
+        threads = numba.get_num_threads()
         for a in range(0, size, CHECK_BLOCK_ENTRIES):
-            block = ds[a : min(size, a + CHECK_BLOCK_ENTRIES)]
-            h.update(np.ascontiguousarray(block.astype(ds.dtype.newbyteorder("="))).view(np.uint8))
+            got = block[: min(size, a + CHECK_BLOCK_ENTRIES) - a]
+            read_dataset(ds, got, threads, a)  # each chunk against its CRC-32 too
+            h.update(got.view(np.uint8))
         digest = _plain(ds.attrs.get("sha256"))
     if h.hexdigest() != digest:
         raise TableFileError(path, f"checksum mismatch: the {what} altered or damaged")

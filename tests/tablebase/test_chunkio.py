@@ -90,6 +90,30 @@ def test_other_layouts_are_read_by_hdf5() -> None:
         assert not out[:2000].any() and np.array_equal(out[2000:3000], data[2000:3000])
 
 
+def test_a_range_of_chunks_is_read_from_its_first_chunk() -> None:
+    """``start`` (a chunk's first entry) and the length of ``out`` choose the entries read,
+    the last chunk cut short at the end of ``out`` or of the dataset; a start inside a
+    chunk or a range past the end is refused; other layouts read the range through HDF5."""
+    data = _data(np.uint16, 100_000)
+    chunk = 1 << 12
+    with h5py.File(io.BytesIO(_image(data, chunk, "isal-1", True, True)), "r") as f:
+        for start, length in ((0, 5000), (3 * chunk, 2 * chunk + 17), (24 * chunk, 1696)):
+            out = np.full(length, 7, dtype=np.uint16)
+            read_dataset(f["x"], out, 2, start)
+            assert np.array_equal(out, data[start : start + length]), (start, length)
+        with pytest.raises(ValueError, match="does not begin a chunk"):
+            read_dataset(f["x"], np.empty(10, dtype=np.uint16), 2, chunk + 1)
+        with pytest.raises(ValueError, match="of a dataset of 100000"):
+            read_dataset(f["x"], np.empty(10, dtype=np.uint16), 2, 24 * chunk + 1690)
+    b = io.BytesIO()
+    with h5py.File(b, "w") as f:
+        f.create_dataset("plain", data=data)
+    with h5py.File(b, "r") as f:
+        out = np.empty(333, dtype=np.uint16)
+        read_dataset(f["plain"], out, 2, 1001)
+        assert np.array_equal(out, data[1001:1334])
+
+
 def test_a_damaged_chunk_is_an_error() -> None:
     data = _data(np.uint8, 100_000)
     image = bytearray(_image(data, 1 << 12, "isal-1", False, True))
