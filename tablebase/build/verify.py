@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tablebase.build.sampled import check_sample, tables_bytes
 from tablebase.build.task import FlatTables, _counts, entry_position
 from tablebase.material.index import BINOM
 from tablebase.material.slices import Slice, build_key, pair_dependencies
@@ -29,6 +30,7 @@ from tablebase.rules.variants import Variant
 from tablebase.solve import skeleton
 from tablebase.storage.files import (
     TableFileError,
+    check_file,
     checksum,
     has_values,
     read_attrs,
@@ -92,6 +94,7 @@ def verify_database(
     on_damaged: Callable[[Path, str], None] | None = None,
     only: frozenset[str] | None = None,
     on_unverified: Callable[[Path, str], None] | None = None,
+    memory: int | None = None,
 ) -> VerifyReport:
     """Check every slice file of ``db`` (see the module docstring); ``sample`` limits each
     slice to that many random positions (the WDL part is compared whole). A pair that
@@ -99,7 +102,9 @@ def verify_database(
     for a WDL-only copy, the full database to compare its WDL parts with. ``on_check`` and
     ``on_damaged`` (and ``on_unverified``, for a slice whose pair or dependencies cannot
     be read) are called as results come; ``only``: the names of the slices to check
-    (default: all)."""
+    (default: all). ``memory``: bytes the check may hold; a pair whose tables (with its
+    dependencies) need more is checked on its sample with its values read by blocks
+    (:mod:`tablebase.build.sampled`), or, without ``sample``, left unverified saying so."""
     db = Path(db)
     listing = slice_files(db)
     report = VerifyReport(others=list(listing.others))
@@ -127,9 +132,14 @@ def verify_database(
     full = _holds_values(listing.slices)
     for pair in dict.fromkeys(s.pair for s in slices):  # build order; each pair read once
         mine = [s for s in pair if s.name in present]
+        need = _loaded_bytes(db, variant, pair) if full and memory is not None else 0
+        by_blocks = memory is not None and need > memory
         for s in mine:  # every file's metadata and parts, checked afresh
             try:
-                _check_parts(db, variant, s, full)
+                if by_blocks:  # its parts are read in runs of blocks with its sample
+                    check_file(slice_path(db, s), recheck=True)
+                else:
+                    _check_parts(db, variant, s, full)
             except TableFileError as e:
                 damaged(e.path, e.reason)
                 bad_files.add(s.name)
@@ -143,6 +153,25 @@ def verify_database(
             continue
         good = [s for s in mine if s.name not in bad_files]
         if not good:
+            continue
+        if by_blocks:
+            for s in good:
+                path = slice_path(db, s)
+                if sample is None:
+                    unverified(
+                        path,
+                        f"its pair and dependencies need {need / 2**30:.1f} GiB to be checked "
+                        f"whole, over the memory ({memory / 2**30:.1f} GiB): --sample checks "
+                        "it within the memory",
+                    )
+                    continue
+                try:
+                    checked(_check_by_blocks(db, variant, s, sample, seed, threads))
+                except TableFileError as e:  # its own file, or one its successors are in
+                    if e.path == path:
+                        damaged(e.path, e.reason)
+                    else:
+                        unverified(path, str(e))
             continue
         try:
             tables = pair_tables(db, variant, pair)
@@ -270,13 +299,45 @@ def _distinct(a: np.ndarray) -> np.ndarray:
     return a[np.concatenate(([True], a[1:] != a[:-1]))]
 
 
+def _sample_of(size: int, sample: int | None, seed: int) -> np.ndarray:
+    """The entries checked of a slice of ``size``: all, or ``sample`` of them at random."""
+    if sample is None or sample >= size:
+        return np.arange(size, dtype=np.int64)
+    return sample_indices(size, sample, seed)
+
+
+def _loaded_bytes(db: Path, variant: Variant, pair: tuple[Slice, ...]) -> int:
+    """Bytes the loaded check of ``pair`` holds: its tables and its dependencies' (one
+    array, two bytes a value if one of them needs two), and the WDL part of its largest
+    slice read whole with the part its values give."""
+    members = (*pair, *sorted(pair_dependencies(pair[0])))
+    wide = any(read_attrs(slice_path(db, s)).get("value_bits", 8) == 16 for s in members)
+    largest = max(s.size(variant) for s in pair)
+    return tables_bytes(variant, members, 2 if wide else 1) + largest // 2
+
+
+def _check_by_blocks(db: Path, variant: Variant, s: Slice, sample, seed, threads) -> SliceCheck:
+    """Check slice ``s`` on its sample with the values read by blocks
+    (:func:`tablebase.build.sampled.check_sample`)."""
+    members = (*s.pair, *sorted(pair_dependencies(s.pair[0])))
+    indices = _sample_of(s.size(variant), sample, seed)
+    bad_idx, wdl_bad, wdl_fens = check_sample(db, variant, s, members, indices, threads)
+    fens = [entry_position(variant, s, int(idx)).fen() for idx in bad_idx[:20]]
+    return SliceCheck(
+        s.name,
+        int(indices.shape[0]),
+        tuple(fens),
+        int(bad_idx.shape[0]),
+        wdl_bad,
+        wdl_fens,
+        "values read by blocks; wdl part compared at the sample",
+    )
+
+
 def _check_loaded(tables, variant: Variant, s: Slice, sample, seed, threads) -> SliceCheck:
     """Check slice ``s`` in ``tables`` (its pair and dependencies loaded)."""
     off, size = tables.where[s]
-    if sample is None or sample >= size:
-        indices = np.arange(size, dtype=np.int64)
-    else:
-        indices = sample_indices(size, sample, seed)
+    indices = _sample_of(size, sample, seed)
     bad = skeleton.verify_range(
         tables.vals,
         tables.offsets,

@@ -451,15 +451,34 @@ def _under_count(tb, pos: Position, elapsed: int, moves: list) -> tuple:
     help="For a WDL-only copy: the full database it was exported from, whose values each "
     "WDL part is compared with.",
 )
+@click.option(
+    "--memory",
+    metavar="SIZE",
+    default=None,
+    help="Memory the check may hold, e.g. 2G (default: 85% of the memory available). A pair "
+    "whose tables and dependencies need more is checked on its --sample with the values "
+    "read block by block (the WDL part compared at the sample), or not at all without "
+    "--sample.",
+)
 def verify_cmd(
-    variant: str, db: str | None, sample: int | None, seed: int, values_db: str | None
+    variant: str,
+    db: str | None,
+    sample: int | None,
+    seed: int,
+    values_db: str | None,
+    memory: str | None,
 ) -> None:
     """Check every slice file (its digests and checksums), re-derive stored values from
     their successors and compare every WDL code with the values; exit 1 listing
     inconsistencies, damaged files and files that are not slices of the database."""
+    from tablebase.build.schedule import default_memory, parse_size
     from tablebase.build.verify import SliceCheck, verify_database
 
     setup_logging()
+    try:
+        budget = parse_size(memory) if memory else default_memory()
+    except ValueError as e:
+        fail(f"--memory: {e}")
     v = get_variant(variant)
     path = db_dir(db, variant)
     if not path.is_dir():
@@ -505,6 +524,7 @@ def verify_cmd(
         on_check=show,
         on_damaged=damaged,
         on_unverified=unverified,
+        memory=budget,
     )
     if report.failures:
         sys.exit(1)

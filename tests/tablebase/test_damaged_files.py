@@ -22,7 +22,7 @@ import h5py
 import numpy as np
 import pytest
 
-from tablebase.build.task import pair_complete, run_pair_task
+from tablebase.build.task import entry_position, pair_complete, run_pair_task
 from tablebase.material.slices import parse_slice
 from tablebase.probe.database import Tablebase
 from tablebase.rules.variants import INTERNATIONAL
@@ -445,3 +445,18 @@ def test_the_parts_of_many_databases_dropped_are_swept_in_one_pass(copy) -> None
         # one pass over the slots for all 40 dead parts (it was one pass per part)
         assert (len(sweeps), cache._dead) == (1, [])
         assert len(cache._parts) == 2  # the open database's two parts only
+
+
+def test_a_forged_wdl_code_is_found_by_the_check_by_blocks(copy) -> None:
+    """The check within a memory the pair does not fit compares the WDL part with the values
+    at its sample: the forged code, in a sample of every entry, is named."""
+    entry = forge_wdl_code(copy, "1010")
+    r = tablebase_cli(
+        "verify", "--db", str(copy), "--memory", "1K", "--sample", "9999", check=False
+    )
+    assert r.returncode == 1, r.stdout + r.stderr
+    line = next(ln for ln in r.stdout.splitlines() if ln.startswith("1010:"))
+    assert line.startswith("1010: 2025 checked, ok; wdl part: 1 ENTRIES DISAGREE with the values")
+    assert "values read by blocks" in line
+    fen = entry_position(INTERNATIONAL, parse_slice("1010"), entry).fen()
+    assert f"  wdl code disagrees: {fen}" in r.stdout

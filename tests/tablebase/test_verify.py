@@ -101,3 +101,67 @@ def test_sample_indices_are_distinct_sorted_and_in_range() -> None:
         assert (np.diff(got) > 0).all() and got[0] >= 0 and got[-1] < size
     assert (sample_indices(1000, 400, 2) != sample_indices(1000, 400, 3)).any()
     np.testing.assert_array_equal(sample_indices(10**6, 5000, 4), sample_indices(10**6, 5000, 4))
+
+
+def test_a_pair_over_the_memory_is_checked_on_its_sample_by_blocks(db3_international) -> None:
+    """Under a memory no pair's tables fit, every slice is checked on its sample with the
+    values read by blocks, and finds what the loaded check finds: the same entries checked
+    and nothing inconsistent, in every slice."""
+    from tablebase.build.verify import verify_database
+
+    loaded = verify_database(db3_international, INTERNATIONAL, sample=300, seed=5)
+    blocks = verify_database(db3_international, INTERNATIONAL, sample=300, seed=5, memory=1)
+    assert blocks.summary() == loaded.summary()
+    assert len(blocks.checks) == 16 and blocks.failures == 0
+    assert all(c.note.startswith("values read by blocks") for c in blocks.checks)
+    assert not any(c.note for c in loaded.checks)
+
+
+def test_a_wrong_value_is_found_by_blocks_as_when_loaded(db3_international, tmp_path) -> None:
+    """A value changed with its checksums made to match (a forgery only re-deriving finds)
+    is named by the check by blocks, one- and two-byte values alike; and a pair over the
+    memory without a sample is reported unverified, not passed."""
+    import shutil
+
+    import numpy as np
+
+    from tablebase.build.verify import verify_database
+    from tablebase.storage.files import (
+        SliceStats,
+        read_attrs,
+        read_slice,
+        slice_path,
+        write_slice,
+    )
+    from tablebase.storage.values import encode
+
+    db = tmp_path / "international"
+    shutil.copytree(db3_international, db)
+    s = parse_slice("1010")
+    a = read_attrs(slice_path(db, s))
+    stats = SliceStats(
+        a["positions"], a["wins"], a["draws"], a["losses"], a["longest_win"], a["longest_win_index"]
+    )
+    idx = int(a["longest_win_index"])
+    for wide in (False, True):
+        values = read_slice(slice_path(db, s), INTERNATIONAL, s).astype(np.uint16)
+        values[idx] = encode(1, 301 if wide else 19)  # wrong; two bytes hold 301
+        write_slice(db, INTERNATIONAL, s, values, stats, a["longest_win_fen"])
+        assert read_attrs(slice_path(db, s))["value_bits"] == (16 if wide else 8)
+        for memory in (None, 1):
+            only = frozenset({"1010"})
+            report = verify_database(db, INTERNATIONAL, sample=10**6, memory=memory, only=only)
+            (c,) = report.checks
+            assert (c.checked, c.bad_count, c.bad_fens) == (2025, 1, (a["longest_win_fen"],)), (
+                memory
+            )
+            assert c.wdl_bad == 0  # the WDL part was written from the same values
+
+    r = CliRunner().invoke(main, ["verify", "--db", str(db), "--memory", "1K"])
+    assert r.exit_code == 1
+    assert "1010: not verified: its pair and dependencies need 0.0 GiB" in r.output
+    assert "--sample checks it within the memory" in r.output
+    r = CliRunner().invoke(main, ["verify", "--db", str(db), "--memory", "1K", "--sample", "5000"])
+    assert r.exit_code == 1
+    assert "1010: 2025 checked, 1 INCONSISTENT (values read by blocks" in r.output
+    assert "0101: 2450 checked, ok (values read by blocks" in r.output
