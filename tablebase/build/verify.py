@@ -12,6 +12,10 @@ given the full database it was exported from (``values_db``), each WDL part is c
 with the full database's values, whose digest the copy recorded at export
 (``values_sha256``). A file that fails is listed as damaged, with the reason, and the
 others are still checked; ``*.h5`` files that are not slice files are listed apart.
+
+Within a memory (``memory``, ``tablebase verify --memory``) that a pair's tables and its
+dependencies' do not fit, its slices are checked on their sample without loading them:
+the successors' values are read block by block from the files (:mod:`tablebase.build.sampled`).
 """
 
 from __future__ import annotations

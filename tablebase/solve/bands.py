@@ -54,7 +54,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from tablebase.material.index import BINOM, _unrank_colex, lowest_square, men_rank
+from tablebase.material.index import BINOM, _unrank_colex, men_rank
 from tablebase.material.slices import Slice
 from tablebase.rules.variants import Variant
 from tablebase.solve import men
@@ -96,38 +96,21 @@ def read_counts(nsq, width, nbr, counts, binom, order, cuts):
 
 @njit(cache=True)
 def _config_steps(nsq, width, nbr, counts, binom, r, out, n):
-    """The ranks configuration ``r``'s quiet man steps lead to, into ``out`` from ``n`` on;
-    returns the new end (two steps a man at most)."""
+    """The ranks configuration ``r``'s quiet man steps lead to
+    (:func:`tablebase.solve.men.quiet_man_steps`), into ``out`` from ``n`` on; returns the
+    new end (two steps a man at most)."""
     a = nsq - width
     nbm = counts[2]
     n_bm = binom[a, nbm]
-    one = np.uint64(1)
-    low = (one << np.uint64(width)) - one  # white men's promotion row
-    high = low << np.uint64(nsq - width)  # black men's
     wm = _unrank_colex(np.int64(r // n_bm), counts[0], a, binom) << np.uint64(width)
     bm = _unrank_colex(np.int64(r % n_bm), nbm, a, binom)
     if wm & bm:
         return n
-    men_ = wm | bm
+    steps = np.empty((2 * nsq, 3), dtype=np.uint64)
     for white in (True, False):
-        movers = wm if white else bm
-        promo = low if white else high
-        d0 = 0 if white else 2
-        while movers:
-            f = lowest_square(movers)
-            movers &= movers - one
-            for d in range(d0, d0 + 2):
-                t = nbr[f, d]
-                if t < 0:
-                    continue
-                tbit = one << np.uint64(t)
-                if (men_ | promo) & tbit:
-                    continue
-                step = (one << np.uint64(f)) | tbit
-                wm2 = wm ^ step if white else wm
-                bm2 = bm if white else bm ^ step
-                out[n] = men_rank(nsq, width, wm2, bm2, nbm, binom)
-                n += 1
+        for i in range(men.quiet_man_steps(nsq, width, nbr, wm, bm, white, steps)):
+            out[n] = men_rank(nsq, width, steps[i, 1], steps[i, 2], nbm, binom)
+            n += 1
     return n
 
 

@@ -273,6 +273,38 @@ def _fold_exit(w, v):
     return (w - (1 << LOCAL_VB)) & ~vmask | (vmask if best == 0 else best)
 
 
+@njit(cache=True, inline="always")
+def quiet_man_steps(nsq, width, nbr, wm, bm, white, steps):
+    """The quiet steps of ``white``'s men (black's if false) in the configuration of men
+    ``wm``, ``bm`` that stay men (a step onto the promotion row crowns: it leads to another
+    slice), into the rows of ``steps`` (``uint64``: the square stepped to as a bit, then
+    the white men and the black men after the step); returns how many."""
+    one = np.uint64(1)
+    men = wm | bm
+    movers = wm if white else bm
+    d0 = 0 if white else 2  # white men step towards row 0 (directions 0, 1), black away
+    promo = (one << np.uint64(width)) - one
+    if not white:
+        promo <<= np.uint64(nsq - width)
+    n = 0
+    while movers:
+        f = lowest_square(movers)
+        movers &= movers - one
+        for d in range(d0, d0 + 2):
+            t = nbr[f, d]
+            if t < 0:
+                continue
+            tbit = one << np.uint64(t)
+            if (men | promo) & tbit:
+                continue
+            step = (one << np.uint64(f)) | tbit
+            steps[n, 0] = tbit
+            steps[n, 1] = wm ^ step if white else wm
+            steps[n, 2] = bm if white else bm ^ step
+            n += 1
+    return n
+
+
 @njit(cache=True)
 def _men_steps(
     local, poff, state, goff, gvb, nsq, width, nbr, binom, counts, wm, bm, wks, bks, white,
@@ -293,45 +325,28 @@ def _men_steps(
     d_bk = binom[free - nwk, nbk]
     ldec = 1 << (2 * LOCAL_VB - 1)
     gdec = 1 << (2 * gvb - 1)
-    one = np.uint64(1)
-    men = wm | bm
-    movers = wm if white else bm
-    d0 = 0 if white else 2  # white men step towards row 0 (directions 0, 1), black away
-    promo = (one << np.uint64(width)) - one
-    if not white:
-        promo <<= np.uint64(nsq - width)
+    steps = np.empty((2 * nsq, 3), dtype=np.uint64)
     reads = 0
-    while movers:
-        f = lowest_square(movers)
-        movers &= movers - one
-        for d in range(d0, d0 + 2):
-            t = nbr[f, d]
-            if t < 0:
+    for i in range(quiet_man_steps(nsq, width, nbr, wm, bm, white, steps)):
+        tbit, wm2, bm2 = steps[i, 0], steps[i, 1], steps[i, 2]
+        men2 = wm2 | bm2
+        base = goff + slots[men_rank(nsq, width, wm2, bm2, nbm, binom)] * kk
+        for a in range(0, kk, d_bk):
+            wk = wks[a]
+            if wk & tbit:
                 continue
-            tbit = one << np.uint64(t)
-            if (men | promo) & tbit:
-                continue
-            step = (one << np.uint64(f)) | tbit
-            wm2 = wm ^ step if white else wm
-            bm2 = bm if white else bm ^ step
-            men2 = wm2 | bm2
-            base = goff + slots[men_rank(nsq, width, wm2, bm2, nbm, binom)] * kk
-            for a in range(0, kk, d_bk):
-                wk = wks[a]
-                if wk & tbit:
+            rw = rank_among_free(wk, men2, binom) * d_bk
+            occ = men2 | wk
+            for j in range(a, a + d_bk):
+                w = np.int64(local[poff + j])
+                if w & ldec:
                     continue
-                rw = rank_among_free(wk, men2, binom) * d_bk
-                occ = men2 | wk
-                for j in range(a, a + d_bk):
-                    w = np.int64(local[poff + j])
-                    if w & ldec:
-                        continue
-                    bk = bks[j]
-                    if bk & tbit:
-                        continue
-                    s = np.int64(state[base + rw + rank_among_free(bk, occ, binom)])
-                    local[poff + j] = _fold_exit(w, s ^ gdec if s & gdec else 0)
-                    reads += 1
+                bk = bks[j]
+                if bk & tbit:
+                    continue
+                s = np.int64(state[base + rw + rank_among_free(bk, occ, binom)])
+                local[poff + j] = _fold_exit(w, s ^ gdec if s & gdec else 0)
+                reads += 1
     return reads
 
 
