@@ -43,15 +43,28 @@ def test_verify_pair_checks_both_slices(db3_international) -> None:
     assert all(c.checked == 200 and c.bad_count == 0 for c in checks)
 
 
+def _copy_of_1010(db3: Path, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """A copy of the database to alter, slice 1010, its attributes and its stats."""
+    import shutil
+
+    from tablebase.storage.files import SliceStats, read_attrs, slice_path
+
+    db = tmp_path / "international"
+    shutil.copytree(db3, db)
+    s = parse_slice("1010")
+    a = read_attrs(slice_path(db, s))
+    stats = SliceStats(
+        a["positions"], a["wins"], a["draws"], a["losses"], a["longest_win"], a["longest_win_index"]
+    )
+    return db, s, a, stats
+
+
 def test_verify_reads_two_byte_values(db3_international, tmp_path) -> None:
     """A slice stored with 16-bit values (distances past 253 plies) is verified like the
     others, and a wrong 16-bit value is found."""
-    import shutil
-
     import numpy as np
 
     from tablebase.storage.files import (
-        SliceStats,
         read_attrs,
         read_slice,
         slice_attrs,
@@ -62,14 +75,8 @@ def test_verify_reads_two_byte_values(db3_international, tmp_path) -> None:
     from tablebase.storage.values import decode, dtw_histogram, encode
     from tablebase.storage.wdl import encode_wdl
 
-    db = tmp_path / "international"
-    shutil.copytree(db3_international, db)
-    s = parse_slice("1010")
-    a = read_attrs(slice_path(db, s))
+    db, s, a, stats = _copy_of_1010(db3_international, tmp_path)
     values = read_slice(slice_path(db, s), INTERNATIONAL, s).astype(np.uint16)
-    stats = SliceStats(
-        a["positions"], a["wins"], a["draws"], a["losses"], a["longest_win"], a["longest_win_index"]
-    )
     # stored with two bytes although they fit one, as builds before 8827559 stored the
     # other slices of a pair solved wide (write_slice now stores them with one)
     attrs = slice_attrs(INTERNATIONAL, s, stats, a["longest_win_fen"], dtw_histogram(values))
@@ -121,27 +128,13 @@ def test_a_wrong_value_is_found_by_blocks_as_when_loaded(db3_international, tmp_
     """A value changed with its checksums made to match (a forgery only re-deriving finds)
     is named by the check by blocks, one- and two-byte values alike; and a pair over the
     memory without a sample is reported unverified, not passed."""
-    import shutil
-
     import numpy as np
 
     from tablebase.build.verify import verify_database
-    from tablebase.storage.files import (
-        SliceStats,
-        read_attrs,
-        read_slice,
-        slice_path,
-        write_slice,
-    )
+    from tablebase.storage.files import read_attrs, read_slice, slice_path, write_slice
     from tablebase.storage.values import encode
 
-    db = tmp_path / "international"
-    shutil.copytree(db3_international, db)
-    s = parse_slice("1010")
-    a = read_attrs(slice_path(db, s))
-    stats = SliceStats(
-        a["positions"], a["wins"], a["draws"], a["losses"], a["longest_win"], a["longest_win_index"]
-    )
+    db, s, a, stats = _copy_of_1010(db3_international, tmp_path)
     idx = int(a["longest_win_index"])
     for wide in (False, True):
         values = read_slice(slice_path(db, s), INTERNATIONAL, s).astype(np.uint16)
