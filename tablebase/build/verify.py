@@ -315,7 +315,12 @@ def _loaded_bytes(db: Path, variant: Variant, pair: tuple[Slice, ...]) -> int:
     array, two bytes a value if one of them needs two), and the WDL part of its largest
     slice read whole with the part its values give."""
     members = (*pair, *sorted(pair_dependencies(pair[0])))
-    wide = any(read_attrs(slice_path(db, s)).get("value_bits", 8) == 16 for s in members)
+    wide = False
+    for s in members:
+        try:
+            wide = wide or read_attrs(slice_path(db, s)).get("value_bits", 8) == 16
+        except TableFileError:  # missing or damaged: reported where the check reads it
+            continue
     largest = max(s.size(variant) for s in pair)
     return tables_bytes(variant, members, 2 if wide else 1) + largest // 2
 

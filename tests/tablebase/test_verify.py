@@ -158,3 +158,33 @@ def test_a_wrong_value_is_found_by_blocks_as_when_loaded(db3_international, tmp_
     assert r.exit_code == 1
     assert "1010: 2025 checked, 1 INCONSISTENT (values read by blocks" in r.output
     assert "0101: 2450 checked, ok (values read by blocks" in r.output
+
+
+def test_a_missing_dependency_leaves_its_users_unverified_loaded_or_by_blocks(
+    db3_international, tmp_path
+) -> None:
+    """Without the files of 1011 and 1110, verify exits 1 saying what it could not check,
+    with no traceback, and checks the rest. Loaded, the pair 1020+2010 (which depends on
+    1011) is not verified; by blocks, only the slice whose successors lie in 1011 is not:
+    2010, where black's man promotes into 1011's mirror, while 1020 is checked."""
+    import shutil
+
+    db = tmp_path / "international"
+    shutil.copytree(db3_international, db)
+    (db / "1011.h5").unlink()
+    (db / "1110.h5").unlink()
+    missing = "/1011.h5: missing"
+    r = CliRunner().invoke(main, ["verify", "--db", str(db)])
+    assert r.exit_code == 1 and isinstance(r.exception, SystemExit), r.output
+    lines = r.output.splitlines()
+    for name in ("1020", "2010"):
+        line = next(ln for ln in lines if ln.startswith(f"{name}:"))
+        assert line.startswith(f"{name}: not verified:") and missing in line, line
+    assert "1010: 2025 checked, ok" in lines
+    r = CliRunner().invoke(main, ["verify", "--db", str(db), "--memory", "1K", "--sample", "9999"])
+    assert r.exit_code == 1 and isinstance(r.exception, SystemExit), r.output
+    lines = r.output.splitlines()
+    line = next(ln for ln in lines if ln.startswith("2010:"))
+    assert line.startswith("2010: not verified:") and missing in line, line
+    assert any(ln.startswith("1020: 9999 checked, ok (values read by blocks") for ln in lines)
+    assert any(ln.startswith("1010: 2025 checked, ok (values read by blocks") for ln in lines)
