@@ -39,6 +39,7 @@ from tablebase.storage.files import (
     DATASET,
     WDL_DATASET,
     check_part_in_blocks,
+    read_attrs,
     slice_path,
 )
 from tablebase.storage.wdl import codes_of
@@ -66,14 +67,16 @@ def check_sample(
     checked (see the module docstring): the indices found inconsistent, and the number and
     first 20 positions (FEN) of the sampled entries whose WDL code disagrees with their
     value. Raises :class:`~tablebase.storage.files.TableFileError` for a damaged file."""
-    for part in (DATASET, WDL_DATASET):
-        check_part_in_blocks(slice_path(db, s), variant, s, part)
+    path = slice_path(db, s)
+    wdl = read_attrs(path)["format_version"] > 1  # a version 1 file's codes are its values'
+    for part in (DATASET, WDL_DATASET) if wdl else (DATASET,):
+        check_part_in_blocks(path, variant, s, part)
     offsets, _ = flat_offsets({m.code: m.size(variant) for m in members})
     counts = _counts(s)
     off = int(offsets[s.code])
     nchunks = max(1, threads) * 4
-    bad: list[np.ndarray] = []
-    wdl_bad: list[np.ndarray] = []
+    bad: list[np.ndarray] = [indices[:0]]
+    wdl_bad: list[np.ndarray] = [indices[:0]]
     for a in range(0, indices.shape[0], SAMPLE_CHUNK):
         idx = indices[a : a + SAMPLE_CHUNK]
         starts, places, kinds = skeleton.sample_successors(
@@ -83,7 +86,8 @@ def check_sample(
         stored = read_places(db, variant, members, offsets, idx + off)
         wrong = skeleton.sample_disagreements(starts, places, got, stored, kinds, nchunks)
         bad.append(idx[wrong])
-        wdl_bad.append(idx[_wdl_disagrees(db, variant, s, idx, stored, kinds)])
+        if wdl:
+            wdl_bad.append(idx[_wdl_disagrees(db, variant, s, idx, stored, kinds)])
     wdl_wrong = np.concatenate(wdl_bad)
     fens = tuple(entry_position(variant, s, int(i)).fen() for i in wdl_wrong[:20])
     return np.concatenate(bad), int(wdl_wrong.shape[0]), fens

@@ -266,10 +266,15 @@ def verify_pair(
     ]
 
 
+def pair_members(pair: tuple[Slice, ...]) -> tuple[Slice, ...]:
+    """The slices a check of ``pair`` reads: the pair, then its dependencies in order."""
+    return (*pair, *sorted(pair_dependencies(pair[0])))
+
+
 def pair_tables(db: Path, variant: Variant, pair: tuple[Slice, ...]) -> FlatTables:
     """The pair and its dependencies read from ``db`` into one array, with two-byte values
     if any of them stores two-byte values (distances past 254 plies)."""
-    members = (*pair, *sorted(pair_dependencies(pair[0])))
+    members = pair_members(pair)
     wide = any(read_attrs(slice_path(db, s)).get("value_bits", 8) == 16 for s in members)
     tables = FlatTables(variant, members, np.uint16 if wide else np.uint8)
     for s in members:
@@ -314,7 +319,7 @@ def _loaded_bytes(db: Path, variant: Variant, pair: tuple[Slice, ...]) -> int:
     """Bytes the loaded check of ``pair`` holds: its tables and its dependencies' (one
     array, two bytes a value if one of them needs two), and the WDL part of its largest
     slice read whole with the part its values give."""
-    members = (*pair, *sorted(pair_dependencies(pair[0])))
+    members = pair_members(pair)
     wide = False
     for s in members:
         try:
@@ -328,7 +333,7 @@ def _loaded_bytes(db: Path, variant: Variant, pair: tuple[Slice, ...]) -> int:
 def _check_by_blocks(db: Path, variant: Variant, s: Slice, sample, seed, threads) -> SliceCheck:
     """Check slice ``s`` on its sample with the values read by blocks
     (:func:`tablebase.build.sampled.check_sample`)."""
-    members = (*s.pair, *sorted(pair_dependencies(s.pair[0])))
+    members = pair_members(s.pair)
     indices = _sample_of(s.size(variant), sample, seed)
     bad_idx, wdl_bad, wdl_fens = check_sample(db, variant, s, members, indices, threads)
     fens = [entry_position(variant, s, int(idx)).fen() for idx in bad_idx[:20]]

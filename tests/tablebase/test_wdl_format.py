@@ -179,6 +179,21 @@ def test_version_1_files_still_open_and_convert(db3_international, tmp_path) -> 
         assert tb.probe_wdl("W:W33:B2") == 1
 
 
+def test_version_1_files_verify_by_blocks(db3_international, tmp_path) -> None:
+    """A version 1 database (no WDL part: its codes are its values') is checked by blocks
+    within a memory its pairs do not fit as it is loaded: every slice consistent."""
+    old = tmp_path / "old"
+    for path in sorted(db3_international.glob("*.h5")):
+        s = parse_slice(path.stem)
+        write_v1(old, s, read_slice(path, INTERNATIONAL, s), read_attrs(path))
+    loaded = run("verify", "--db", str(old), "--sample", "9999")
+    blocks = run("verify", "--db", str(old), "--sample", "9999", "--memory", "1K")
+    ok = [ln for ln in loaded.stdout.splitlines() if ln.endswith("checked, ok")]
+    assert len(ok) == 16
+    suffix = " (values read by blocks; wdl part compared at the sample)"
+    assert blocks.stdout.splitlines() == [ln + suffix for ln in ok]
+
+
 def test_unknown_format_version_is_refused(db3_international, tmp_path) -> None:
     db = tmp_path / "international"
     db.mkdir()
