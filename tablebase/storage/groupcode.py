@@ -1,0 +1,406 @@
+"""Group-coded deflate: standard deflate blocks whose entries a probe decodes one group at a time.
+
+A block of a part (:data:`~tablebase.storage.chunkio.BLOCK_BYTES` bytes) is written as one
+zlib stream holding one dynamic-Huffman deflate block, so every HDF5 reader inflates it as
+any other chunk; but the stream is made so that a reader who knows where a *group* of
+:data:`GROUP_BYTES` bytes begins can decode the group alone, without inflating the block:
+
+- the Huffman codes are those of the whole part (every block of a part carries the same
+  header), so a prober builds the decoding table once per part;
+- the only tokens are literals and repeats of the byte before (length codes with distance
+  1), and no repeat crosses the start of a group; a group's first token is a literal;
+- beside the chunks, ``<part>_groups`` (``uint16``, one row of ``1 + BLOCK_BYTES //
+  GROUP_BYTES`` per block) holds where each group's tokens begin: ``row[0]`` is the bit
+  offset of group 0 in the chunk (after the zlib header and the deflate header),
+  ``row[g]`` for ``g >= 1`` the length in bits of group ``g - 1``;
+- ``<part>_zcrc32`` holds the CRC-32 of each chunk's stored (compressed) bytes, so that a
+  group read straight from the file is checked without inflating its block.
+
+Huffman codes are limited to :data:`MAX_BITS` bits (a decoding table of 2^12 entries per
+part). Literals and repeats of one byte are what values and WDL codes mostly are: on the
+slices measured (docs/FORMAT.md) this is within a few per cent of ISA-L's level 1 deflate,
+smaller on some, and a probe decodes on average half a group (128 bytes) instead of a
+16 KiB block.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+import numpy as np
+from numba import njit, prange
+
+GROUP_BYTES = 256  # bytes of a part decoded together by a probe
+MAX_BITS = 12  # longest Huffman code of the literal/length alphabet
+_LITLEN = 286  # literal/length symbols of deflate (0-255 literals, 256 end, 257-285 lengths)
+_EOB = 256
+_LEN_BASE = np.array(
+    [3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99,
+     115, 131, 163, 195, 227, 258], dtype=np.int32)  # fmt: skip
+_LEN_EXTRA = np.array(
+    [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0],
+    dtype=np.int32)  # fmt: skip
+_CL_ORDER = (16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15)
+
+
+def row_length(block_bytes: int) -> int:
+    """``uint16`` entries of a block's row in ``<part>_groups``."""
+    return 1 + block_bytes // GROUP_BYTES
+
+
+# ---------------------------------------------------------------- tokens and frequencies
+
+
+@njit(cache=True, inline="always")
+def _length_code(n):
+    """Deflate's length symbol (257-285) of a repeat of ``n`` bytes (3-258)."""
+    k = 0
+    while k < 28 and _LEN_BASE_J[k + 1] <= n:
+        k += 1
+    return 257 + k
+
+
+_LEN_BASE_J = _LEN_BASE  # read by the compiled code as a global constant
+_LEN_EXTRA_J = _LEN_EXTRA
+
+
+@njit(cache=True, inline="always")
+def _run_at(raw, i, end):
+    """Bytes from ``i`` (before ``end``) equal to the byte before ``i``."""
+    p = raw[i - 1]
+    j = i
+    while j < end and raw[j] == p:
+        j += 1
+    return j - i
+
+
+@njit(cache=True, parallel=True)
+def _count_symbols(raw, block_bytes):
+    """Frequencies of the literal/length symbols of every block of ``raw`` (and whether a
+    repeat occurs), per thread then summed."""
+    nblocks = raw.shape[0] // block_bytes
+    counts = np.zeros((nblocks, _LITLEN), dtype=np.int64)
+    for b in prange(nblocks):
+        c = counts[b]
+        base = b * block_bytes
+        for g0 in range(base, base + block_bytes, GROUP_BYTES):
+            end = g0 + GROUP_BYTES
+            c[raw[g0]] += 1
+            i = g0 + 1
+            while i < end:
+                r = _run_at(raw, i, end)
+                if r >= 3:
+                    n = min(r, 258)
+                    c[_length_code(n)] += 1
+                    i += n
+                else:
+                    c[raw[i]] += 1
+                    i += 1
+        c[_EOB] += 1
+    return counts.sum(axis=0)
+
+
+# ---------------------------------------------------------------- code lengths (Python: small)
+
+
+def _huffman_lengths(freq: np.ndarray, limit: int) -> np.ndarray:
+    """Code lengths of a Huffman code for ``freq`` (0 for unused symbols), no longer than
+    ``limit`` bits (the frequencies are flattened until they fit)."""
+    freq = np.asarray(freq, dtype=np.int64)
+    used = np.flatnonzero(freq)
+    lengths = np.zeros(freq.shape[0], dtype=np.int32)
+    if used.size == 0:
+        return lengths
+    if used.size == 1:
+        lengths[used[0]] = 1
+        return lengths
+    f = freq[used].copy()
+    while True:
+        heap = [(int(w), i, (i,)) for i, w in enumerate(f)]
+        heapq.heapify(heap)
+        depth = np.zeros(used.size, dtype=np.int32)
+        tie = used.size
+        while len(heap) > 1:
+            w1, _, a = heapq.heappop(heap)
+            w2, _, b = heapq.heappop(heap)
+            for s in a + b:
+                depth[s] += 1
+            heapq.heappush(heap, (w1 + w2, tie, a + b))
+            tie += 1
+        if depth.max() <= limit:
+            lengths[used] = depth
+            return lengths
+        f = np.maximum(1, f >> 1)
+
+
+def _canonical(lengths: np.ndarray) -> np.ndarray:
+    """The codes (as deflate assigns them, RFC 1951 3.2.2) of ``lengths``, bit-reversed for
+    writing least significant bit first."""
+    maxlen = int(lengths.max()) if lengths.size else 0
+    bl_count = np.bincount(lengths, minlength=maxlen + 1)
+    bl_count[0] = 0
+    next_code = np.zeros(maxlen + 2, dtype=np.int64)
+    code = 0
+    for bits in range(1, maxlen + 1):
+        code = (code + bl_count[bits - 1]) << 1
+        next_code[bits] = code
+    codes = np.zeros(lengths.shape[0], dtype=np.int64)
+    for s, n in enumerate(lengths):
+        if n:
+            c = next_code[n]
+            next_code[n] += 1
+            codes[s] = int(f"{int(c):0{int(n)}b}"[::-1], 2)
+    return codes
+
+
+class _Bits:
+    """A little-endian bit string (Python: for the header, written once per part)."""
+
+    def __init__(self) -> None:
+        self.value = 0
+        self.n = 0
+
+    def put(self, v: int, n: int) -> None:
+        self.value |= (int(v) & ((1 << n) - 1)) << self.n
+        self.n += n
+
+
+def _rle_lengths(seq: list[int]) -> list[tuple[int, int, int]]:
+    """Deflate's code-length symbols (symbol, extra value, extra bits) of ``seq``."""
+    out: list[tuple[int, int, int]] = []
+    i = 0
+    while i < len(seq):
+        v = seq[i]
+        j = i
+        while j < len(seq) and seq[j] == v:
+            j += 1
+        run = j - i
+        if v == 0 and run >= 3:
+            while run >= 11:
+                k = min(run, 138)
+                out.append((18, k - 11, 7))
+                run -= k
+            if run >= 3:
+                out.append((17, run - 3, 3))
+                run = 0
+            out.extend((0, 0, 0) for _ in range(run))
+        else:
+            out.append((v, 0, 0))
+            run -= 1
+            while run >= 3:
+                k = min(run, 6)
+                out.append((16, k - 3, 2))
+                run -= k
+            out.extend((v, 0, 0) for _ in range(run))
+        i = j
+    return out
+
+
+class PartCode:
+    """The Huffman code of one part: what every block's header says and how its tokens are
+    written (:func:`part_code`) and read (:attr:`table`)."""
+
+    def __init__(self, lengths: np.ndarray) -> None:
+        self.lengths = lengths.astype(np.int32)
+        self.codes = _canonical(self.lengths)
+        self.header, self.header_bits = self._header()
+        self.table = decode_table(self.lengths)
+
+    def _header(self) -> tuple[np.ndarray, int]:
+        lit = [int(x) for x in self.lengths]
+        hlit = max(257, max(i for i, n in enumerate(lit) if n) + 1)
+        seq = lit[:hlit] + [1]  # one distance code (distance 1), one bit long
+        cl_syms = _rle_lengths(seq)
+        cl_freq = np.bincount([s for s, _, _ in cl_syms], minlength=19)
+        cl_len = _huffman_lengths(cl_freq, 7)
+        if (cl_len > 0).sum() == 1:  # a lone code-length code: give it a partner
+            cl_len[(int(np.flatnonzero(cl_len)[0]) + 1) % 19] = 1
+        cl_code = _canonical(cl_len)
+        hclen = max(4, max(i for i, s in enumerate(_CL_ORDER) if cl_len[s]) + 1)
+        b = _Bits()
+        b.put(0x78, 8)
+        b.put(0x01, 8)  # zlib header: deflate, 32 KiB window, no dictionary, level "fastest"
+        b.put(1, 1)  # the last block
+        b.put(2, 2)  # dynamic Huffman codes
+        b.put(hlit - 257, 5)
+        b.put(0, 5)  # HDIST: one distance code
+        b.put(hclen - 4, 4)
+        for s in _CL_ORDER[:hclen]:
+            b.put(int(cl_len[s]), 3)
+        for s, extra, nbits in cl_syms:
+            b.put(int(cl_code[s]), int(cl_len[s]))
+            if nbits:
+                b.put(extra, nbits)
+        nbytes = (b.n + 7) // 8
+        return np.frombuffer(b.value.to_bytes(nbytes + 8, "little"), dtype=np.uint8).copy(), b.n
+
+
+def part_code(raw: np.ndarray, block_bytes: int) -> PartCode:
+    """The code of a part whose bytes (whole blocks, the last padded) are ``raw``."""
+    return PartCode(_huffman_lengths(_count_symbols(raw, block_bytes), MAX_BITS))
+
+
+# ---------------------------------------------------------------- writing a block
+
+
+@njit(cache=True)
+def _adler32(raw, lo, hi):
+    a = np.uint32(1)
+    b = np.uint32(0)
+    i = lo
+    while i < hi:
+        stop = min(hi, i + 5552)
+        while i < stop:
+            a += raw[i]
+            b += a
+            i += 1
+        a %= np.uint32(65521)
+        b %= np.uint32(65521)
+    return (b << np.uint32(16)) | a
+
+
+@njit(cache=True, inline="always")
+def _put(out, pos, acc, nacc, v, n):
+    acc |= np.uint64(v) << np.uint64(nacc)
+    nacc += n
+    while nacc >= 8:
+        out[pos] = np.uint8(acc & np.uint64(0xFF))
+        pos += 1
+        acc >>= np.uint64(8)
+        nacc -= 8
+    return pos, acc, nacc
+
+
+@njit(cache=True)
+def encode_block(raw, lo, block_bytes, lengths, codes, header, header_bits, out, row):
+    """Write block ``raw[lo : lo + block_bytes]`` as a zlib stream into ``out`` (long
+    enough: :func:`max_chunk_bytes`) and its group offsets into ``row``; returns the
+    stream's length in bytes."""
+    pos = 0
+    acc = np.uint64(0)
+    nacc = 0
+    full = header_bits // 8
+    for i in range(full):
+        out[i] = header[i]
+    pos = full
+    rest = header_bits - 8 * full
+    if rest:
+        acc = np.uint64(header[full]) & np.uint64((1 << rest) - 1)
+        nacc = rest
+    last = header_bits
+    row[0] = header_bits
+    g = 0
+    for g0 in range(lo, lo + block_bytes, GROUP_BYTES):
+        here = pos * 8 + nacc
+        if g > 0:
+            row[g] = here - last
+        last = here
+        g += 1
+        end = g0 + GROUP_BYTES
+        s = raw[g0]
+        pos, acc, nacc = _put(out, pos, acc, nacc, codes[s], lengths[s])
+        i = g0 + 1
+        while i < end:
+            r = _run_at(raw, i, end)
+            if r >= 3:
+                n = min(r, 258)
+                s = _length_code(n)
+                pos, acc, nacc = _put(out, pos, acc, nacc, codes[s], lengths[s])
+                e = _LEN_EXTRA_J[s - 257]
+                if e:
+                    pos, acc, nacc = _put(out, pos, acc, nacc, n - _LEN_BASE_J[s - 257], e)
+                pos, acc, nacc = _put(out, pos, acc, nacc, 0, 1)  # distance code 0: distance 1
+                i += n
+            else:
+                s = raw[i]
+                pos, acc, nacc = _put(out, pos, acc, nacc, codes[s], lengths[s])
+                i += 1
+    pos, acc, nacc = _put(out, pos, acc, nacc, codes[_EOB], lengths[_EOB])
+    if nacc:
+        pos, acc, nacc = _put(out, pos, acc, nacc, 0, 8 - nacc)
+    a = _adler32(raw, lo, lo + block_bytes)
+    for k in range(4):
+        out[pos] = np.uint8((a >> np.uint32(24 - 8 * k)) & np.uint32(0xFF))
+        pos += 1
+    return pos
+
+
+def max_chunk_bytes(block_bytes: int, header_bits: int) -> int:
+    """An upper bound of a block's stream length (every byte a 12-bit literal)."""
+    return (header_bits + block_bytes * MAX_BITS + 64) // 8 + 16
+
+
+@njit(cache=True, parallel=True)
+def encode_blocks(raw, first, count, block_bytes, lengths, codes, header, header_bits, out, sizes, rows):
+    """Blocks ``first`` to ``first + count`` of ``raw`` into ``out`` (one row of
+    :func:`max_chunk_bytes` each), their lengths into ``sizes`` and their rows into
+    ``rows``."""
+    for j in prange(count):
+        lo = (first + j) * block_bytes
+        sizes[j] = encode_block(raw, lo, block_bytes, lengths, codes, header, header_bits, out[j], rows[j])
+
+
+# ---------------------------------------------------------------- reading
+
+
+def decode_table(lengths: np.ndarray) -> np.ndarray:
+    """The decoding table of a literal/length code: entry ``bits`` (the next
+    :data:`MAX_BITS` bits of the stream, first bit lowest) is ``symbol << 4 | length``."""
+    codes = _canonical(lengths)
+    table = np.zeros(1 << MAX_BITS, dtype=np.int32)
+    for s in np.flatnonzero(lengths):
+        n = int(lengths[s])
+        step = 1 << n
+        table[int(codes[s]) :: step] = (int(s) << 4) | n
+    return table
+
+
+@njit(cache=True, inline="always")
+def _peek(chunk, bitpos, n):
+    """The ``n`` (at most 25) bits of ``chunk`` from bit ``bitpos``, first bit lowest (bytes
+    past the end read as zeros)."""
+    byte = bitpos >> 3
+    v = np.uint64(0)
+    for k in range(4):
+        if byte + k < chunk.shape[0]:
+            v |= np.uint64(chunk[byte + k]) << np.uint64(8 * k)
+    return np.int64((v >> np.uint64(bitpos & 7)) & np.uint64((1 << n) - 1))
+
+
+@njit(cache=True)
+def group_byte(chunk, row, table, at):
+    """Byte ``at`` of the block whose stream is ``chunk`` and row ``row``; -1 if the stream
+    does not decode there (a damaged chunk or row)."""
+    g = at // GROUP_BYTES
+    bitpos = np.int64(row[0])
+    for k in range(1, g + 1):
+        bitpos += row[k]
+    want = at - g * GROUP_BYTES
+    have = 0
+    prev = -1
+    limit = chunk.shape[0] * 8
+    while bitpos < limit:
+        t = table[_peek(chunk, bitpos, MAX_BITS)]
+        n = t & 15
+        if n == 0:
+            return -1
+        bitpos += n
+        s = t >> 4
+        if s < 256:
+            if have == want:
+                return s
+            prev = s
+            have += 1
+        elif s == 256 or prev < 0:
+            return -1
+        else:
+            e = _LEN_EXTRA_J[s - 257]
+            length = _LEN_BASE_J[s - 257]
+            if e:
+                length += _peek(chunk, bitpos, e)
+                bitpos += e
+            bitpos += 1  # the one-bit distance code
+            if want < have + length:
+                return prev
+            have += length
+    return -1
