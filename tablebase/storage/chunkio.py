@@ -53,6 +53,9 @@ _ENCODERS = {"isal": (isal_zlib.compress, range(4)), "zlib": (zlib.compress, ran
 # smaller blocks cost 16 bytes each of index kept in memory and more chunks in HDF5's index.
 BLOCK_BYTES = 1 << 14
 CRC_SUFFIX = "_crc32"  # the dataset of per-chunk checksums beside a dataset written with them
+GROUPS_CODEC = "groups"  # group-coded deflate (tablebase.storage.groupcode)
+GROUPS_SUFFIX = "_groups"  # where each group of each chunk begins (group-coded parts)
+ZCRC_SUFFIX = "_zcrc32"  # the CRC-32 of each chunk's stored bytes (group-coded parts)
 
 
 def block_crc(raw: bytes | np.ndarray) -> int:
@@ -84,6 +87,10 @@ def write_dataset(
     ``chunk`` entries deflated by ``codec`` (after the shuffle filter if ``shuffle``) in
     ``threads`` threads; the filter records the codec's level. ``block_checksums``: also
     write ``<name>_crc32``, the CRC-32 of every chunk (see the module docstring)."""
+    if codec == GROUPS_CODEC:
+        if data.dtype.itemsize != 1 or not block_checksums:
+            raise ValueError(f"the {GROUPS_CODEC} codec writes one-byte entries with block checksums")
+        return _write_groups(group, name, data, chunk, threads)
     deflate, level = encoder(codec)
     data = np.ascontiguousarray(data)
     n = data.shape[0]
@@ -122,6 +129,53 @@ def write_dataset(
                 ds.id.write_direct_chunk((start,), blob)
     if block_checksums:
         group.create_dataset(name + CRC_SUFFIX, data=crcs, track_times=False)
+    return ds
+
+
+def _write_groups(group: h5py.Group, name: str, data: np.ndarray, chunk: int, threads: int) -> h5py.Dataset:
+    """:func:`write_dataset` with the group-coded deflate of :mod:`tablebase.storage.groupcode`
+    (one code for the part, ``<name>_groups`` and ``<name>_zcrc32`` beside it)."""
+    from tablebase.storage import groupcode as gc
+
+    n = data.shape[0]
+    chunk = min(chunk, max(1, n))
+    nblocks = -(-n // chunk)
+    full = n // chunk
+    tail = np.zeros(chunk, dtype=np.uint8)  # the edge block, padded with the fill value
+    tail[: n - full * chunk] = np.asarray(data[full * chunk :]).view(np.uint8)
+    raw = np.asarray(data[: full * chunk]).view(np.uint8)
+    freq = gc.count_symbols(raw, chunk)
+    if full < nblocks:
+        freq = freq + gc.count_symbols(tail, chunk)
+    code = gc.code_of(freq)
+    ds = group.create_dataset(
+        name, shape=(n,), dtype=np.uint8, chunks=(chunk,), compression="gzip",
+        compression_opts=gc.FILTER_LEVEL, track_times=False,
+    )  # fmt: skip
+    rows = np.zeros((nblocks, gc.row_length(chunk)), dtype=np.uint16)
+    crcs = np.zeros(nblocks, dtype=np.uint32)
+    zcrcs = np.zeros(nblocks, dtype=np.uint32)
+    width = gc.max_chunk_bytes(chunk, code.header_bits)
+    window = max(64, 16 * max(1, threads))  # blocks encoded at a time (a few MiB)
+    out = np.zeros((window, width), dtype=np.uint8)
+    sizes = np.zeros(window, dtype=np.int64)
+    for first in range(0, nblocks, window):
+        count = min(window, nblocks - first)
+        in_full = max(0, min(count, full - first))
+        if in_full:
+            code.encode(raw, first, in_full, chunk, out, sizes, rows[first:])
+        if in_full < count:  # the edge block
+            code.encode(tail, 0, 1, chunk, out[in_full:], sizes[in_full:], rows[first + in_full :])
+        for j in range(count):
+            k = first + j
+            blob = out[j, : sizes[j]]
+            block = raw[k * chunk : (k + 1) * chunk] if k < full else tail
+            crcs[k] = block_crc(block)
+            zcrcs[k] = block_crc(blob)
+            ds.id.write_direct_chunk((k * chunk,), blob.tobytes())
+    group.create_dataset(name + CRC_SUFFIX, data=crcs, track_times=False)
+    group.create_dataset(name + GROUPS_SUFFIX, data=rows, track_times=False)
+    group.create_dataset(name + ZCRC_SUFFIX, data=zcrcs, track_times=False)
     return ds
 
 

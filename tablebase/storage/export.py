@@ -43,7 +43,6 @@ from tablebase.rules.variants import Variant, get_variant
 from tablebase.storage.files import (
     DATASET,
     WDL_DATASET,
-    WDL_SMALL_CODEC,
     SliceStats,
     TableFileError,
     check_wdl_part,
@@ -171,8 +170,7 @@ def export_database(
                 packed = _without_captures(variant, s, packed)
         out = write_parts(
             dst, variant, s, new_attrs, packed, None if wdl_only else values, store,
-            WDL_SMALL_CODEC,
-        )  # fmt: skip
+                )  # fmt: skip
         del values
         w, v = part_bytes(out)
         positions += int(new_attrs["positions"])

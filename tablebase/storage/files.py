@@ -46,20 +46,20 @@ from tablebase.material.index import INDEX_SCHEME
 from tablebase.material.slices import Slice, parse_material
 from tablebase.rules.variants import Variant
 from tablebase.storage import integrity
-from tablebase.storage.chunkio import BLOCK_BYTES, read_dataset, write_dataset
+from tablebase.storage.chunkio import GROUPS_CODEC, BLOCK_BYTES, read_dataset, write_dataset
 from tablebase.storage.values import dtw_histogram, narrowed, value_bits
 
-FORMAT_VERSION = 3  # the layout written; 1 (values only) and 2 (no header) are still read
-READABLE_VERSIONS = (1, 2, 3)
+FORMAT_VERSION = 4  # the layout written; 1 (values only), 2 (no header), 3 are still read
+READABLE_VERSIONS = (1, 2, 3, 4)
 HDF5_LIBVER = ("v110", "v110")  # superblock 3, object headers 2: metadata with checksums
 DATASET = "values"  # the distances part
 WDL_DATASET = "wdl"  # the compact win/draw/loss part
 # Deflate encoders (tablebase.storage.chunkio): the generator's files are written fast; the WDL
 # part of a distribution copy (tablebase export), written once and downloaded many times,
 # small. Readers inflate either.
-VALUES_CODEC = "isal-1"
-WDL_CODEC = "isal-1"
-WDL_SMALL_CODEC = "zlib-6"
+VALUES_CODEC = GROUPS_CODEC  # one-byte values; two-byte values are written with VALUES_CODEC_16
+VALUES_CODEC_16 = "isal-1"
+WDL_CODEC = GROUPS_CODEC
 VALUES_ENCODING = "0 draw, else dtw+1 (odd dtw win, even dtw loss, side to move)"
 WDL_ENCODING = (
     "2 bits per entry, entry i in bits 2*(i%4) of byte i//4: 0 draw, 1 win, 2 loss (side to "
@@ -306,7 +306,8 @@ def _build(target, attrs: dict, wdl: np.ndarray, values, captures: bool, wdl_cod
             bits = value_bits(values)
             little = values.astype(values.dtype.newbyteorder("<"), copy=False)
             per = BLOCK_BYTES // little.dtype.itemsize
-            ds = write_dataset(f, DATASET, little, per, VALUES_CODEC, bits > 8, threads, True)
+            codec = VALUES_CODEC if bits == 8 else VALUES_CODEC_16
+            ds = write_dataset(f, DATASET, little, per, codec, bits > 8, threads, True)
             ds.attrs["sha256"] = _fixed(checksum(values))
             ds.attrs["value_bits"] = bits
             ds.attrs["encoding"] = _fixed(f"uint{bits}: {VALUES_ENCODING}")

@@ -31,6 +31,7 @@ import numpy as np
 from numba import njit, prange
 
 GROUP_BYTES = 256  # bytes of a part decoded together by a probe
+FILTER_LEVEL = 1  # the deflate level a group-coded dataset's filter records
 MAX_BITS = 12  # longest Huffman code of the literal/length alphabet
 _LITLEN = 286  # literal/length symbols of deflate (0-255 literals, 256 end, 257-285 lengths)
 _EOB = 256
@@ -45,7 +46,7 @@ _CL_ORDER = (16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15)
 
 def row_length(block_bytes: int) -> int:
     """``uint16`` entries of a block's row in ``<part>_groups``."""
-    return 1 + block_bytes // GROUP_BYTES
+    return 1 + -(-block_bytes // GROUP_BYTES)
 
 
 # ---------------------------------------------------------------- tokens and frequencies
@@ -74,30 +75,39 @@ def _run_at(raw, i, end):
     return j - i
 
 
+STRIPES = 64  # runs of blocks counted apart (in parallel), then summed
+
+
 @njit(cache=True, parallel=True)
-def _count_symbols(raw, block_bytes):
-    """Frequencies of the literal/length symbols of every block of ``raw`` (and whether a
-    repeat occurs), per thread then summed."""
+def count_symbols(raw, block_bytes):
+    """Frequencies of the literal/length symbols of the tokens of every block of ``raw``
+    (whole blocks), counted in :data:`STRIPES` runs of blocks in parallel, then summed."""
     nblocks = raw.shape[0] // block_bytes
-    counts = np.zeros((nblocks, _LITLEN), dtype=np.int64)
-    for b in prange(nblocks):
-        c = counts[b]
-        base = b * block_bytes
-        for g0 in range(base, base + block_bytes, GROUP_BYTES):
-            end = g0 + GROUP_BYTES
-            c[raw[g0]] += 1
-            i = g0 + 1
-            while i < end:
-                r = _run_at(raw, i, end)
-                if r >= 3:
-                    n = min(r, 258)
-                    c[_length_code(n)] += 1
-                    i += n
-                else:
-                    c[raw[i]] += 1
-                    i += 1
-        c[_EOB] += 1
+    counts = np.zeros((STRIPES, _LITLEN), dtype=np.int64)
+    for t in prange(STRIPES):
+        c = counts[t]
+        for b in range(t * nblocks // STRIPES, (t + 1) * nblocks // STRIPES):
+            _count_block(raw, b * block_bytes, block_bytes, c)
     return counts.sum(axis=0)
+
+
+@njit(cache=True)
+def _count_block(raw, base, block_bytes, c):
+    """Add the symbols of the block at ``raw[base:]`` to the counts ``c``."""
+    for g0 in range(base, base + block_bytes, GROUP_BYTES):
+        end = min(g0 + GROUP_BYTES, base + block_bytes)
+        c[raw[g0]] += 1
+        i = g0 + 1
+        while i < end:
+            r = _run_at(raw, i, end)
+            if r >= 3:
+                n = min(r, 258)
+                c[_length_code(n)] += 1
+                i += n
+            else:
+                c[raw[i]] += 1
+                i += 1
+    c[_EOB] += 1
 
 
 # ---------------------------------------------------------------- code lengths (Python: small)
@@ -206,6 +216,14 @@ class PartCode:
         self.header, self.header_bits = self._header()
         self.table = decode_table(self.lengths)
 
+    def encode(self, raw, first, count, block_bytes, out, sizes, rows) -> None:  # type: ignore[no-untyped-def]
+        """Blocks ``first`` to ``first + count`` of ``raw`` into the rows of ``out``, their
+        stream lengths into ``sizes`` and their group offsets into ``rows``."""
+        encode_blocks(
+            raw, first, count, block_bytes, self.lengths, self.codes, self.header,
+            self.header_bits, out, sizes, rows,
+        )  # fmt: skip
+
     def _header(self) -> tuple[np.ndarray, int]:
         lit = [int(x) for x in self.lengths]
         hlit = max(257, max(i for i, n in enumerate(lit) if n) + 1)
@@ -235,9 +253,14 @@ class PartCode:
         return np.frombuffer(b.value.to_bytes(nbytes + 8, "little"), dtype=np.uint8).copy(), b.n
 
 
+def code_of(freq: np.ndarray) -> PartCode:
+    """The code of a part whose symbol frequencies (:func:`count_symbols`) are ``freq``."""
+    return PartCode(_huffman_lengths(freq, MAX_BITS))
+
+
 def part_code(raw: np.ndarray, block_bytes: int) -> PartCode:
     """The code of a part whose bytes (whole blocks, the last padded) are ``raw``."""
-    return PartCode(_huffman_lengths(_count_symbols(raw, block_bytes), MAX_BITS))
+    return code_of(count_symbols(raw, block_bytes))
 
 
 # ---------------------------------------------------------------- writing a block
@@ -296,7 +319,7 @@ def encode_block(raw, lo, block_bytes, lengths, codes, header, header_bits, out,
             row[g] = here - last
         last = here
         g += 1
-        end = g0 + GROUP_BYTES
+        end = min(g0 + GROUP_BYTES, lo + block_bytes)
         s = raw[g0]
         pos, acc, nacc = _put(out, pos, acc, nacc, codes[s], lengths[s])
         i = g0 + 1
