@@ -48,6 +48,7 @@ class PartSource:
     blocks: int  # number of blocks
     width: int  # bytes per entry (1, or 2 for 16-bit values; 1 for the packed wdl codes)
     captures_stored: bool  # wdl: the part stores capture positions' codes
+    groups = None  # a group-coded part's chunkio.Groups (tablebase.probe.direct reads it)
 
     def read(self, k: int, out: np.ndarray) -> None:
         """Block ``k`` into ``out`` (``uint8``, :data:`BLOCK_BYTES` long)."""
@@ -66,6 +67,11 @@ class _Checked(PartSource):
         self.blocks = reader.blocks
         self.width = reader.dtype.itemsize
         self.captures_stored = captures_stored
+        self.groups = reader.groups  # group-coded: its entries can be read directly
+
+    @property
+    def fd(self) -> int | None:
+        return self.reader._fd
 
     def read(self, k: int, out: np.ndarray) -> None:
         try:

@@ -106,6 +106,8 @@ class PagedPart:
         self.sources: dict[int, object] = {}  # code -> tablebase.probe.blocks.PartSource
         self.resident: set[int] = set()  # codes whose blocks stay
         self.number = cache.register(self)  # how the cache's slots name their part
+        self.direct = _Direct()  # what a batch needs to read group-coded blocks directly
+        self._direct_readers = 0  # batches reading blocks directly (close waits for them)
 
     @property
     def pages(self) -> np.ndarray:
@@ -131,6 +133,7 @@ class PagedPart:
             grown[WIDTHS + code] = source.width
             grown[code] = first << PAGE_SHIFT  # the slice is open in the new table
             self._page_code = codes
+            self.direct = self.direct.grown(code, first, source, resident)
             self.table = grown
             old[PAGES:] = NOT_CACHED  # a thread holding the old table sees misses only
             self.sources[code] = source
@@ -161,6 +164,9 @@ class PagedPart:
         """Drop every block of this part from the cache and close its files."""
         c = self.cache
         with c.lock:
+            while self._direct_readers:  # a batch reading blocks directly from the files
+                c.lock.wait(0.05)
+            self.direct = _Direct()
             old = self.table
             old[:PAGES] = NOT_CACHED
             old[PAGES:] = NOT_CACHED  # before its slots are freed: a thread holding it misses
@@ -178,6 +184,7 @@ class PagedPart:
         missed: int,
         again: Callable[[np.ndarray, np.ndarray], np.ndarray],
         shift: int,
+        put: Callable[[np.ndarray, np.ndarray, np.ndarray], None] | None = None,
     ) -> None:
         """Finish a batch through the cache. A first read of every position of the batch
         wrote the answers it could and gave ``need``: per position, the address of the entry
@@ -185,15 +192,24 @@ class PagedPart:
         ``missed``, how many lack one. The missing pages are grouped, read (each once while
         the batch's pages fit in the cache) and pinned while ``again(sel, addresses)`` reads
         the entries of positions ``sel`` at the addresses found (no position located
-        twice), returning those it still lacks as ``need`` does."""
+        twice), returning those it still lacks as ``need`` does.
+
+        ``put(sel, addresses, bytes)``, where given, answers positions from the bytes at
+        their entries' addresses: then a batch that would read many blocks for a few
+        positions each (:func:`reads_directly`) has the entries in group-coded blocks
+        read straight from the files (:mod:`tablebase.probe.direct`), not cached."""
         if not missed:
             return
         sel = np.flatnonzero(need >= 0)
         addr = need[sel]
         c = self.cache
+        first = True
         while sel.shape[0]:
             top = int(addr.max()) >> shift  # a page past the table: acquire says so
             sel, addr, uniq, bounds = by_page(sel, addr, shift, top + 1)
+            if first and put is not None:
+                first = False
+                sel, addr, uniq, bounds = self._read_directly(sel, addr, uniq, bounds, shift, put)
             left_sel: list[np.ndarray] = []
             left_addr: list[np.ndarray] = []
             k = 0
@@ -213,6 +229,60 @@ class PagedPart:
             sel = np.concatenate(left_sel) if left_sel else sel[:0]
             addr = np.concatenate(left_addr) if left_addr else addr[:0]
 
+    def _read_directly(self, sel, addr, uniq, bounds, shift, put):  # type: ignore[no-untyped-def]
+        """The positions of a batch whose blocks :func:`reads_directly` sends to the files
+        answered by ``put``; the rest (``sel``, ``addr``, ``uniq``, ``bounds`` as
+        :func:`by_page` gives them) for the cache."""
+        from tablebase.probe import direct
+
+        c = self.cache
+        with c.lock:
+            d = self.direct
+            if not d.any or not direct.AVAILABLE:
+                return sel, addr, uniq, bounds
+            valid = uniq < d.sizes.shape[0]
+            ok = np.zeros(uniq.shape[0], dtype=np.bool_)
+            ok[valid] = d.sizes[uniq[valid]] >= 0
+            counts = np.diff(bounds)
+            if not reads_directly(int(counts[ok].sum()), int(ok.sum()), c.slots):
+                return sel, addr, uniq, bounds
+            self._direct_readers += 1
+        try:
+            each = np.repeat(ok, counts)
+            dsel, daddr = sel[each], addr[each]
+            duniq = uniq[ok]
+            dbounds = np.zeros(duniq.shape[0] + 1, dtype=np.int64)
+            np.cumsum(counts[ok], out=dbounds[1:])
+            raw = np.empty(dsel.shape[0], dtype=np.uint8)
+            state = np.zeros(duniq.shape[0], dtype=np.int8)
+            direct.read_entries(
+                duniq, dbounds, daddr >> (shift - PAGE_SHIFT), self._page_code, d.first_page,
+                d.fds, d.groups_at, d.row_len, d.tabidx, d.tables, d.offsets, d.sizes,
+                d.zcrcs, d.max_size, raw, state,
+            )  # fmt: skip
+        finally:
+            with c.lock:
+                self._direct_readers -= 1
+                c.lock.notify_all()
+        bad = np.flatnonzero(state)
+        if bad.shape[0]:
+            from tablebase.storage.files import TableFileError
+
+            p = int(duniq[bad[0]])
+            code = int(self._page_code[p])
+            what = direct.STATES[int(state[bad[0]])]
+            raise TableFileError(
+                self.sources[code].path,  # type: ignore[attr-defined]
+                f"damaged slice file (block {p - int(d.first_page[code])} of {self.name}: {what})",
+            )
+        self.cache.direct_blocks += duniq.shape[0]
+        put(dsel, daddr, raw)
+        rest = ~each
+        counts = counts[~ok]
+        left = np.zeros(counts.shape[0] + 1, dtype=np.int64)
+        np.cumsum(counts, out=left[1:])
+        return sel[rest], addr[rest], uniq[~ok], left
+
     def one(self, page: int, run: Callable[[], int]) -> int:
         """``run()`` again with page ``page`` pinned in the cache (a single probe's miss)."""
         c = self.cache
@@ -221,6 +291,69 @@ class PagedPart:
             return run()
         finally:
             c.release(pinned)
+
+
+DIRECT_BELOW = 8  # a batch's blocks are read directly below this many positions a block
+DIRECT_SHARE = 8  # ... when they are more than this share of the cache's slots
+
+
+def reads_directly(positions: int, blocks: int, slots: int) -> bool:
+    """True if a batch's ``positions`` in ``blocks`` missing group-coded blocks are read
+    straight from the files rather than through a cache of ``slots`` blocks: few
+    positions a block (inflating a block for each would cost far more than decoding
+    their groups), and more blocks than an eighth of the cache (fewer are cached, for the
+    batches after)."""
+    return blocks > 0 and positions < DIRECT_BELOW * blocks and blocks > slots // DIRECT_SHARE
+
+
+class _Direct:
+    """The page-indexed places of a part's group-coded blocks (:mod:`tablebase.probe.direct`):
+    per page its stored bytes' offset, length (-1: not group-coded, or a resident slice) and
+    CRC-32; per slice (code) its file descriptor, first page, rows' offset and decoding
+    table. Replaced, never changed, when a slice is added."""
+
+    def __init__(self) -> None:
+        from tablebase.storage.groupcode import MAX_BITS, row_length
+
+        self.offsets = np.zeros(0, dtype=np.int64)
+        self.sizes = np.zeros(0, dtype=np.int64)
+        self.zcrcs = np.zeros(0, dtype=np.uint32)
+        self.fds = np.full(STORED - WIDTHS, -1, dtype=np.int32)
+        self.first_page = np.zeros(STORED - WIDTHS, dtype=np.int64)
+        self.groups_at = np.zeros(STORED - WIDTHS, dtype=np.int64)
+        self.tabidx = np.zeros(STORED - WIDTHS, dtype=np.int32)
+        self.tables = np.zeros((0, 1 << MAX_BITS), dtype=np.int32)
+        self.row_len = row_length(BLOCK_BYTES)
+        self.max_size = 0
+        self.any = False
+
+    def grown(self, code: int, first: int, source, resident: bool) -> _Direct:  # type: ignore[no-untyped-def]
+        """A copy with slice ``code``'s pages (``source``'s blocks from page ``first``)."""
+        g = _Direct()
+        n = first + source.blocks
+        g.offsets = np.zeros(n, dtype=np.int64)
+        g.sizes = np.full(n, -1, dtype=np.int64)
+        g.zcrcs = np.zeros(n, dtype=np.uint32)
+        m = self.offsets.shape[0]
+        g.offsets[:m], g.sizes[:m], g.zcrcs[:m] = self.offsets, self.sizes, self.zcrcs
+        for a in ("fds", "first_page", "groups_at", "tabidx"):
+            setattr(g, a, getattr(self, a).copy())
+        g.tables, g.max_size, g.any = self.tables, self.max_size, self.any
+        groups = getattr(source, "groups", None)
+        reader = getattr(source, "reader", None)
+        if groups is None or reader is None or resident or (reader.masks != 0).any():
+            return g
+        g.offsets[first:n] = reader.offsets
+        g.sizes[first:n] = reader.sizes
+        g.zcrcs[first:n] = groups.zcrcs
+        g.fds[code] = source.fd
+        g.first_page[code] = first
+        g.groups_at[code] = groups.at
+        g.tabidx[code] = g.tables.shape[0]
+        g.tables = np.concatenate([g.tables, groups.table[None, :]])
+        g.max_size = max(g.max_size, int(reader.sizes.max(initial=0)))
+        g.any = True
+        return g
 
 
 class BlockCache:
@@ -250,6 +383,7 @@ class BlockCache:
         self.resident_limit = self.slots // 4
         self.resident_slots = 0
         self.reads = 0  # blocks read from files
+        self.direct_blocks = 0  # blocks whose entries batches read directly (not cached)
         self.evictions = 0
         self._pool: ThreadPoolExecutor | None = None
 

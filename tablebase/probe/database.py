@@ -78,6 +78,7 @@ from tablebase.storage.wdl import (
     gather_results,
     result_quick,
     results_again,
+    results_of_bytes,
     turned,
 )
 
@@ -429,11 +430,14 @@ class Tablebase:
         def again(sel: np.ndarray, addr: np.ndarray) -> np.ndarray:
             return _values_again(part.table, c.arena, c.stamps, sel, addr, out)
 
+        def put(sel: np.ndarray, addr: np.ndarray, raw: np.ndarray) -> None:
+            out[sel] = raw  # one-byte values: two-byte ones are not group-coded
+
         need, missed, closed, wide = run()
         while closed:
             self._open_batch(part, wm, wk, bm, bk, wtm)
             need, missed, closed, wide = run()
-        part.fill(need, missed, again, PAGE_SHIFT + 1)
+        part.fill(need, missed, again, PAGE_SHIFT + 1, put)
         return out if wide else out.astype(np.uint8)
 
     def probe_batch_wdl(
@@ -476,11 +480,14 @@ class Tablebase:
         def again(sel: np.ndarray, addr: np.ndarray) -> np.ndarray:
             return results_again(part.table, c.arena, c.stamps, sel, addr, out)
 
+        def put(sel: np.ndarray, addr: np.ndarray, raw: np.ndarray) -> None:
+            out[sel] = results_of_bytes(raw, addr)
+
         need, missed, closed = run()
         while closed:
             self._open_batch(part, wm, wk, bm, bk, wtm)
             need, missed, closed = run()
-        part.fill(need, missed, again, PAGE_SHIFT + 2)
+        part.fill(need, missed, again, PAGE_SHIFT + 2, put)
         return out
 
     def _wdl_captures(self, wtm, wm, wk, bm, bk) -> np.ndarray:  # type: ignore[no-untyped-def]

@@ -56,6 +56,7 @@ CRC_SUFFIX = "_crc32"  # the dataset of per-chunk checksums beside a dataset wri
 GROUPS_CODEC = "groups"  # group-coded deflate (tablebase.storage.groupcode)
 GROUPS_SUFFIX = "_groups"  # where each group of each chunk begins (group-coded parts)
 ZCRC_SUFFIX = "_zcrc32"  # the CRC-32 of each chunk's stored bytes (group-coded parts)
+CODE_SUFFIX = "_code"  # the lengths of the literal/length code (group-coded parts)
 
 
 def block_crc(raw: bytes | np.ndarray) -> int:
@@ -176,6 +177,7 @@ def _write_groups(group: h5py.Group, name: str, data: np.ndarray, chunk: int, th
     group.create_dataset(name + CRC_SUFFIX, data=crcs, track_times=False)
     group.create_dataset(name + GROUPS_SUFFIX, data=rows, track_times=False)
     group.create_dataset(name + ZCRC_SUFFIX, data=zcrcs, track_times=False)
+    group.create_dataset(name + CODE_SUFFIX, data=code.lengths.astype(np.uint8), track_times=False)
     return ds
 
 
@@ -289,6 +291,7 @@ class BlockReader:
             if (self.offsets < 0).any():
                 k = int(np.argmax(self.offsets < 0))
                 raise ValueError(f"{name}: block {k} was never written")
+            self.groups = _groups_of(ds, nblocks, self.chunk)
         self.name = name
         self.block_bytes = self.chunk * self.dtype.itemsize
         self._fd: int | None = os.open(path, os.O_RDONLY)
@@ -335,6 +338,43 @@ class BlockReader:
 
     def __del__(self) -> None:
         self.close()
+
+
+class Groups:
+    """Where a group-coded part's groups are (:mod:`tablebase.storage.groupcode`): the file
+    offset of its rows (``<part>_groups``, contiguous), their length, the CRC-32 of each
+    chunk's stored bytes and the part's decoding table."""
+
+    def __init__(self, at: int, row_len: int, zcrcs: np.ndarray, table: np.ndarray) -> None:
+        self.at = at
+        self.row_len = row_len
+        self.zcrcs = zcrcs
+        self.table = table
+
+
+def _groups_of(ds: h5py.Dataset, nblocks: int, chunk: int) -> Groups | None:
+    """The :class:`Groups` of dataset ``ds`` if it was written group-coded, else None;
+    ``OSError`` naming what is wrong if its datasets are not as written."""
+    from tablebase.storage import groupcode as gc
+
+    stem = ds.name.rsplit("/", 1)[-1]
+    parts = [ds.parent.get(stem + x) for x in (GROUPS_SUFFIX, ZCRC_SUFFIX, CODE_SUFFIX)]
+    if all(p is None for p in parts):
+        return None
+    rows, zcrc, code = parts
+    row_len = gc.row_length(chunk)
+    if (
+        rows is None or zcrc is None or code is None
+        or rows.shape != (nblocks, row_len) or rows.dtype != np.dtype("<u2")
+        or zcrc.shape != (nblocks,) or code.shape != (gc.LITLEN,) or code.dtype != np.uint8
+        or rows.chunks is not None
+    ):  # fmt: skip
+        raise OSError(f"the group index of {ds.name} is not as written")
+    lengths = np.asarray(code[...], dtype=np.int32)
+    at = rows.id.get_offset()
+    if at is None or lengths.max(initial=0) > gc.MAX_BITS or not gc.is_code(lengths):
+        raise OSError(f"the group index of {ds.name} is not as written")
+    return Groups(int(at), row_len, np.asarray(zcrc[...], dtype=np.uint32), gc.decode_table(lengths))
 
 
 def _filters(ds: h5py.Dataset) -> list[int] | None:

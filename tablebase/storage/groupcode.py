@@ -33,7 +33,7 @@ from numba import njit, prange
 GROUP_BYTES = 256  # bytes of a part decoded together by a probe
 FILTER_LEVEL = 1  # the deflate level a group-coded dataset's filter records
 MAX_BITS = 12  # longest Huffman code of the literal/length alphabet
-_LITLEN = 286  # literal/length symbols of deflate (0-255 literals, 256 end, 257-285 lengths)
+LITLEN = 286  # literal/length symbols of deflate (0-255 literals, 256 end, 257-285 lengths)
 _EOB = 256
 _LEN_BASE = np.array(
     [3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99,
@@ -83,7 +83,7 @@ def count_symbols(raw, block_bytes):
     """Frequencies of the literal/length symbols of the tokens of every block of ``raw``
     (whole blocks), counted in :data:`STRIPES` runs of blocks in parallel, then summed."""
     nblocks = raw.shape[0] // block_bytes
-    counts = np.zeros((STRIPES, _LITLEN), dtype=np.int64)
+    counts = np.zeros((STRIPES, LITLEN), dtype=np.int64)
     for t in prange(STRIPES):
         c = counts[t]
         for b in range(t * nblocks // STRIPES, (t + 1) * nblocks // STRIPES):
@@ -364,6 +364,15 @@ def encode_blocks(raw, first, count, block_bytes, lengths, codes, header, header
 
 
 # ---------------------------------------------------------------- reading
+
+
+def is_code(lengths: np.ndarray) -> bool:
+    """True if ``lengths`` are those of a complete prefix code with the end-of-block symbol
+    (what :func:`part_code` writes; a decoding table of anything else would have holes)."""
+    used = lengths[lengths > 0]
+    if lengths.shape[0] != LITLEN or lengths[_EOB] == 0 or used.size < 2:
+        return False
+    return sum(2.0 ** -int(n) for n in used) == 1.0
 
 
 def decode_table(lengths: np.ndarray) -> np.ndarray:

@@ -1,0 +1,114 @@
+"""Entries read straight from group-coded blocks, without inflating or caching the blocks.
+
+A batch that touches many blocks with few positions in each (random positions across a
+database larger than the cache) would inflate a 16 KiB block for every one or two
+positions. A part written group-coded (:mod:`tablebase.storage.groupcode`) lets a batch
+read each such block's stored bytes (one ``pread``), check them against the block's
+CRC-32 of its stored bytes (``<part>_zcrc32``), read the block's row of group offsets (one
+``pread`` of ``<part>_groups``) and decode only the groups its positions fall in. All of
+it runs compiled, without the GIL, in parallel over the blocks: no Python per block.
+
+``pread`` is libc's and the CRC-32 ISA-L's (the function the ``isal`` package's zlib
+module is built on; zlib's own ``crc32`` where that is not exported), both called through
+``ctypes``: :data:`AVAILABLE` is False if neither CRC-32 can be found, and batches then read
+whole blocks through the cache as before.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+
+import numpy as np
+from numba import njit, prange
+
+from tablebase.storage.groupcode import group_byte
+from tablebase.storage.paged import PAGE_MASK
+
+
+def _bind() -> tuple[object, object] | None:
+    """``(pread, crc32)`` as ctypes functions, or None where they cannot be found."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        pread = libc.pread
+        pread.restype = ctypes.c_ssize_t
+        pread.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int64]
+    except (OSError, AttributeError):
+        return None
+    crc = None
+    try:
+        from isal import isal_zlib
+
+        crc = ctypes.CDLL(isal_zlib.__file__).crc32_gzip_refl
+        crc.argtypes = [ctypes.c_uint32, ctypes.c_void_p, ctypes.c_uint64]
+    except (OSError, AttributeError, ImportError):
+        name = ctypes.util.find_library("z")
+        try:
+            crc = ctypes.CDLL(name).crc32 if name else None
+            if crc is not None:
+                crc.argtypes = [ctypes.c_ulong, ctypes.c_void_p, ctypes.c_uint]
+        except (OSError, AttributeError):
+            crc = None
+    if crc is None:
+        return None
+    crc.restype = ctypes.c_uint32
+    return pread, crc
+
+
+_BOUND = _bind()
+AVAILABLE = _BOUND is not None
+if _BOUND is not None:
+    _pread, _crc32 = _BOUND
+else:  # never called: AVAILABLE is False
+    _pread = _crc32 = None
+
+OK, SHORT, CRC, UNDECODABLE = 0, 1, 2, 3  # the state of each block a batch read
+STATES = {
+    SHORT: "truncated",
+    CRC: "checksum mismatch of its stored bytes",
+    UNDECODABLE: "its groups do not decode",
+}
+
+
+@njit(nogil=True, parallel=True)  # not cached: numba cannot cache ctypes calls
+def read_entries(
+    uniq, bounds, byte_addr, page_code, first_page, fds, groups_at, row_len, tabidx, tables,
+    offsets, sizes, zcrcs, max_size, out, state,
+):  # fmt: skip
+    """For each page ``uniq[j]`` (a block of the part) and its positions ``bounds[j]`` to
+    ``bounds[j + 1]`` (their byte addresses ``byte_addr``, in the part's address space of
+    ``BLOCK`` bytes a page): the byte at each address into ``out`` and the block's state
+    (:data:`OK`, or what was wrong) into ``state[j]``. Per page: its slice ``page_code``,
+    whose first page is ``first_page``, file descriptor ``fds``, rows at ``groups_at`` and
+    decoding table ``tables[tabidx]``; the block's stored bytes at ``offsets``, ``sizes``
+    long, with CRC-32 ``zcrcs``."""
+    n = uniq.shape[0]
+    stripes = min(n, 256)
+    for t in prange(stripes):
+        buf = np.empty(max_size + 8, dtype=np.uint8)
+        row = np.empty(row_len, dtype=np.uint16)
+        for j in range(t * n // stripes, (t + 1) * n // stripes):
+            p = uniq[j]
+            code = page_code[p]
+            k = p - first_page[code]
+            size = sizes[p]
+            got = _pread(fds[code], buf.ctypes.data, size, offsets[p])
+            if got != size:
+                state[j] = SHORT
+                continue
+            if _crc32(0, buf.ctypes.data, size) != zcrcs[p]:
+                state[j] = CRC
+                continue
+            got = _pread(fds[code], row.ctypes.data, 2 * row_len, groups_at[code] + 2 * row_len * k)
+            if got != 2 * row_len:
+                state[j] = SHORT
+                continue
+            chunk = buf[:size]
+            table = tables[tabidx[code]]
+            state[j] = OK
+            for i in range(bounds[j], bounds[j + 1]):
+                b = group_byte(chunk, row, table, byte_addr[i] & PAGE_MASK)
+                if b < 0:
+                    state[j] = UNDECODABLE
+                    break
+                out[i] = b
