@@ -38,6 +38,7 @@ from tablebase.storage.files import (
     checksum,
     has_values,
     read_attrs,
+    check_group_index,
     read_slice,
     read_wdl_part,
     slice_files,
@@ -144,6 +145,7 @@ def verify_database(
                     check_file(slice_path(db, s), recheck=True)
                 else:
                     _check_parts(db, variant, s, full)
+                check_group_index(slice_path(db, s))  # as a batch reads blocks directly
             except TableFileError as e:
                 damaged(e.path, e.reason)
                 bad_files.add(s.name)

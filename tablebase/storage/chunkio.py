@@ -239,6 +239,46 @@ def read_dataset(ds: h5py.Dataset, out: np.ndarray, threads: int, start: int = 0
                 pass
 
 
+def check_groups(ds: h5py.Dataset, threads: int) -> None:
+    """For a dataset written group-coded (nothing for another): every chunk's stored bytes
+    against ``<name>_zcrc32``, and its groups, decoded from where ``<name>_groups`` says
+    they begin (as a probe decodes them), against the chunk inflated; ``OSError`` or
+    ``ValueError`` naming the first block that fails."""
+    from tablebase.storage import groupcode as gc
+
+    if ds.chunks is None:
+        return
+    nblocks = -(-ds.shape[0] // ds.chunks[0])
+    groups = _groups_of(ds, nblocks, ds.chunks[0])
+    if groups is None:
+        return
+    rows_ds = ds.parent[ds.name.rsplit("/", 1)[-1] + GROUPS_SUFFIX]
+    chunk = ds.chunks[0]
+    step = 4096  # blocks a round
+
+    def check(item: tuple[int, bytes, np.ndarray]) -> int | None:
+        k, blob, row = item
+        if block_crc(blob) != groups.zcrcs[k]:
+            return k
+        raw = isal_zlib.decompress(blob)
+        out = np.empty(chunk, dtype=np.uint8)
+        stored = np.frombuffer(blob, dtype=np.uint8)
+        if not gc.decode_groups(stored, row, groups.table, chunk, out) or out.tobytes() != raw:
+            return k
+        return None
+
+    with ThreadPoolExecutor(max(1, threads)) as pool:
+        for first in range(0, nblocks, step):
+            rows = rows_ds[first : first + step]
+            items = [
+                (k, ds.id.read_direct_chunk((k * chunk,))[1], rows[k - first])
+                for k in range(first, min(nblocks, first + step))
+            ]
+            for bad in pool.map(check, items):
+                if bad is not None:
+                    raise ValueError(f"block {bad} of {ds.name}: its groups do not match its chunk")
+
+
 def chunk_checksums(ds: h5py.Dataset) -> np.ndarray | None:
     """The per-chunk CRC-32s written beside ``ds`` (None if it has none); ``ValueError`` if
     there are not one per chunk."""

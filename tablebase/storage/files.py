@@ -46,7 +46,13 @@ from tablebase.material.index import INDEX_SCHEME
 from tablebase.material.slices import Slice, parse_material
 from tablebase.rules.variants import Variant
 from tablebase.storage import integrity
-from tablebase.storage.chunkio import GROUPS_CODEC, BLOCK_BYTES, read_dataset, write_dataset
+from tablebase.storage.chunkio import (
+    BLOCK_BYTES,
+    GROUPS_CODEC,
+    check_groups,
+    read_dataset,
+    write_dataset,
+)
 from tablebase.storage.values import dtw_histogram, narrowed, value_bits
 
 FORMAT_VERSION = 4  # the layout written; 1 (values only), 2 (no header), 3 are still read
@@ -252,6 +258,7 @@ def write_parts(
             raise cause from None
         raise
     try:  # re-read and check before the file gets its final name
+        check_group_index(tmp)
         if on_disk:
             check_part_in_blocks(tmp, variant, s, WDL_DATASET)
             if values is not None:
@@ -590,6 +597,20 @@ def check_part_in_blocks(path: Path | str, variant: Variant, s: Slice, part: str
         digest = _plain(ds.attrs.get("sha256"))
     if h.hexdigest() != digest:
         raise TableFileError(path, f"checksum mismatch: the {what} altered or damaged")
+
+
+def check_group_index(path: Path | str) -> None:
+    """Every group-coded part of a slice file (format 4) decodes group by group, as a probe
+    reads it, to exactly its chunks' bytes (:func:`tablebase.storage.chunkio.check_groups`);
+    :class:`TableFileError` naming the block that does not."""
+    path = Path(path)
+    with open_slice_file(path) as f:
+        for name in (WDL_DATASET, DATASET):
+            if name in f:
+                try:
+                    check_groups(f[name], numba.get_num_threads())
+                except (OSError, ValueError, KeyError) as e:
+                    raise TableFileError(path, f"damaged slice file ({e})") from None
 
 
 def read_wdl(

@@ -436,3 +436,45 @@ def group_byte(chunk, row, table, at):
                 return prev
             have += length
     return -1
+
+
+@njit(cache=True)
+def decode_groups(chunk, row, table, block_bytes, out):
+    """Every group of a block decoded from where ``row`` says it begins (as a probe reads
+    them) into ``out``; False if a group does not decode to exactly its bytes."""
+    bitpos = np.int64(row[0])
+    limit = chunk.shape[0] * 8
+    ngroups = (block_bytes + GROUP_BYTES - 1) // GROUP_BYTES
+    for g in range(ngroups):
+        if g > 0:
+            bitpos += row[g]
+        pos = bitpos
+        have = g * GROUP_BYTES
+        end = min(have + GROUP_BYTES, block_bytes)
+        while have < end:
+            if pos >= limit:
+                return False
+            t = table[_peek(chunk, pos, MAX_BITS)]
+            n = t & 15
+            if n == 0:
+                return False
+            pos += n
+            s = t >> 4
+            if s < 256:
+                out[have] = s
+                have += 1
+            elif s == 256 or have == g * GROUP_BYTES:
+                return False
+            else:
+                e = _LEN_EXTRA_J[s - 257]
+                length = _LEN_BASE_J[s - 257]
+                if e:
+                    length += _peek(chunk, pos, e)
+                    pos += e
+                pos += 1
+                if have + length > end:
+                    return False
+                for _ in range(length):
+                    out[have] = out[have - 1]
+                    have += 1
+    return True

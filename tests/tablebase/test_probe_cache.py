@@ -28,6 +28,7 @@ from tablebase.storage.chunkio import BLOCK_BYTES, CRC_SUFFIX, BlockReader
 from tablebase.storage.export import export_database
 from tablebase.storage.files import TableFileError, read_slice, slice_path, write_parts
 from tablebase.storage.values import decode
+from tests.conftest import tablebase_cli
 from tests.tablebase.conftest import build_db
 
 TINY = 4 * BLOCK_BYTES  # the smallest cache: four blocks
@@ -258,6 +259,59 @@ def test_a_damaged_block_is_named_when_read(db3_international, tmp_path) -> None
     assert int(tb.cache.pins.sum()) == tb.cache.resident_slots
 
 
+def test_sparse_batches_read_group_coded_blocks_directly(db3_international, monkeypatch) -> None:
+    """With no slice kept resident and a cache of four blocks, a batch of a few positions a
+    block reads their entries straight from the group-coded blocks (none is cached): the
+    answers are the stored arrays', values and WDL, every slice, either side to move."""
+    from tablebase.probe import database
+
+    monkeypatch.setattr(database, "RESIDENT_PIECES", 0)
+    tiny = tablebase.open(db3_international, cache=TINY)
+    tiny_wdl = tablebase.open(db3_international, wdl_only=True, cache=TINY)
+    v = tiny.variant
+    for n, s in enumerate(tiny.slices()):
+        values, packed = stored(db3_international, s)
+        idx, boards = sample(v, s, 50, n)
+        keep = np.unique(idx // BLOCK_BYTES, return_index=True)[1]  # one a block
+        idx, boards = idx[keep], [b[keep] for b in boards]
+        reads = tiny.cache.reads
+        np.testing.assert_array_equal(tiny.probe_batch(*boards, True), values[idx], s.name)
+        np.testing.assert_array_equal(
+            tiny.probe_batch(*flipped(v, boards), False), values[idx], s.name
+        )
+        if s.size(v) >= BLOCK_BYTES:  # blocks of BLOCK_BYTES (a smaller one is read whole)
+            assert tiny.cache.reads == reads  # nothing inflated into the cache
+        want = wdl_of_codes(packed, idx)
+        np.testing.assert_array_equal(tiny_wdl.probe_batch_wdl(*boards, True), want, s.name)
+    assert tiny.cache.direct_blocks > 0 and tiny_wdl.cache.direct_blocks > 0
+
+
+def test_a_damaged_block_read_directly_is_named(db3_international, tmp_path, monkeypatch) -> None:
+    from tablebase.probe import database
+
+    monkeypatch.setattr(database, "RESIDENT_PIECES", 0)
+    db = tmp_path / "international"
+    shutil.copytree(db3_international, db)
+    v = tablebase.open(db).variant
+    s = parse_slice("1020")
+    values, _ = stored(db, s)
+    idx, boards = sample(v, s, 500, 7)
+    keep = np.unique(idx // BLOCK_BYTES, return_index=True)[1]  # one position a block
+    idx, boards = idx[keep], [b[keep] for b in boards]
+    assert (idx // BLOCK_BYTES == 1).any()
+    _damage_block(db / "1020.h5", "values", 1)
+    tb = tablebase.open(db, cache=TINY)
+    with pytest.raises(TableFileError, match=r"1020\.h5: .*block 1 of values: checksum"):
+        tb.probe_batch(*boards, True)
+    good = idx // BLOCK_BYTES != 1
+    np.testing.assert_array_equal(
+        tb.probe_batch(*(b[good] for b in boards), True), values[idx[good]]
+    )
+    assert tb.cache.direct_blocks > 0
+    r = tablebase_cli("verify", "--db", str(db), check=False)
+    assert r.returncode == 1 and "1020.h5" in r.stdout + r.stderr
+
+
 def test_threads_sharing_a_small_cache(db3_international) -> None:
     """Eight threads probe batches and single positions of every slice through one cache of
     six blocks: blocks are evicted under them all the time, every answer is right."""
@@ -416,7 +470,7 @@ def test_cache_options_of_the_commands(db3_international, tmp_path) -> None:
     from adjudicator.cli import main as adjudicator_cli
     from adjudicator.service.app import ServiceSettings, create_app
     from tablebase.rules.outcome import RESULT_NAMES
-    from tests.conftest import tablebase_cli
+
 
     fens = ["W:WK38:B4,18", "W:W33:B2", "B:WK46:B5,6"]
     plain = tablebase_cli("probe", "--db", str(db3_international), "--json", *fens)

@@ -1,0 +1,97 @@
+"""Group-coded deflate (tablebase.storage.groupcode): standard streams, groups decodable alone."""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pytest
+from isal import isal_zlib
+
+from tablebase.storage import groupcode as gc
+
+BLOCK = 1 << 14
+
+
+def encode(raw: np.ndarray, block: int = BLOCK):
+    """Every block of ``raw`` (whole blocks) coded with the part's code."""
+    code = gc.part_code(raw, block)
+    n = raw.shape[0] // block
+    out = np.zeros((n, gc.max_chunk_bytes(block, code.header_bits)), dtype=np.uint8)
+    sizes = np.zeros(n, dtype=np.int64)
+    rows = np.zeros((n, gc.row_length(block)), dtype=np.uint16)
+    code.encode(raw, 0, n, block, out, sizes, rows)
+    return code, [out[k, : sizes[k]].copy() for k in range(n)], rows
+
+
+def parts() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(7)
+    runs = np.repeat(rng.integers(0, 5, 3000), rng.integers(1, 40, 3000))[: 4 * BLOCK]
+    skewed = np.where(rng.random(4 * BLOCK) < 0.999, 0, rng.integers(0, 256, 4 * BLOCK))
+    return {
+        "zeros": np.zeros(2 * BLOCK, dtype=np.uint8),
+        "random bytes": rng.integers(0, 256, 2 * BLOCK, dtype=np.uint8),  # every literal
+        "runs across groups": np.resize(runs, 4 * BLOCK).astype(np.uint8),
+        "one rare symbol a thousand": skewed.astype(np.uint8),  # codes cut to 12 bits
+        "distances": np.minimum(rng.geometric(0.08, 4 * BLOCK), 255).astype(np.uint8),
+    }
+
+
+@pytest.mark.parametrize("name", list(parts()))
+def test_blocks_are_standard_zlib_streams_of_their_bytes(name: str) -> None:
+    raw = parts()[name]
+    code, chunks, _ = encode(raw)
+    assert code.lengths.max() <= gc.MAX_BITS and gc.is_code(code.lengths)
+    for k, chunk in enumerate(chunks):
+        want = raw[k * BLOCK : (k + 1) * BLOCK].tobytes()
+        assert zlib.decompress(chunk.tobytes()) == want
+        assert isal_zlib.decompress(chunk.tobytes()) == want
+
+
+@pytest.mark.parametrize("name", list(parts()))
+def test_every_byte_decodes_from_its_group_alone(name: str) -> None:
+    raw = parts()[name]
+    code, chunks, rows = encode(raw)
+    for k, chunk in enumerate(chunks):
+        block = raw[k * BLOCK : (k + 1) * BLOCK]
+        got = np.array([gc.group_byte(chunk, rows[k], code.table, i) for i in range(BLOCK)])
+        assert np.array_equal(got, block)
+        whole = np.empty(BLOCK, dtype=np.uint8)
+        assert gc.decode_groups(chunk, rows[k], code.table, BLOCK, whole)
+        assert np.array_equal(whole, block)
+
+
+def test_a_block_shorter_than_a_group_and_not_a_multiple_of_it() -> None:
+    for block in (1, 100, 300, 1000):
+        raw = (np.arange(3 * block) // 7 % 3).astype(np.uint8)
+        code, chunks, rows = encode(raw, block)
+        assert rows.shape[1] == 1 + -(-block // gc.GROUP_BYTES)
+        for k, chunk in enumerate(chunks):
+            want = raw[k * block : (k + 1) * block]
+            assert zlib.decompress(chunk.tobytes()) == want.tobytes()
+            got = [gc.group_byte(chunk, rows[k], code.table, i) for i in range(block)]
+            assert got == want.tolist()
+
+
+def test_a_damaged_stream_or_row_is_not_decoded_as_the_block() -> None:
+    raw = parts()["distances"]
+    code, chunks, rows = encode(raw)
+    chunk, row = chunks[0].copy(), rows[0].copy()
+    want = raw[:BLOCK]
+    out = np.empty(BLOCK, dtype=np.uint8)
+    row[3] += 1  # group 3 said to begin a bit later
+    assert not gc.decode_groups(chunk, row, code.table, BLOCK, out) or not np.array_equal(out, want)
+    chunk[chunk.shape[0] // 2] ^= 0x10
+    ok = gc.decode_groups(chunk, rows[0], code.table, BLOCK, out)
+    assert not ok or not np.array_equal(out, want)
+
+
+def test_what_a_block_costs() -> None:
+    """A block of one value costs its header and a few bits a group; a part of two equally
+    frequent bytes in random order under 1.5 bits a byte (a byte's code, or a repeat's)."""
+    code, chunks, _ = encode(np.zeros(BLOCK, dtype=np.uint8))
+    per_group = (len(chunks[0]) * 8 - code.header_bits) / (BLOCK // gc.GROUP_BYTES)
+    assert per_group < 24
+    rng = np.random.default_rng(1)
+    code, chunks, _ = encode(rng.integers(0, 2, BLOCK).astype(np.uint8) * 5)
+    assert len(chunks[0]) * 8 < BLOCK * 1.5 + code.header_bits + 64
