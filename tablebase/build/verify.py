@@ -35,10 +35,10 @@ from tablebase.solve import skeleton
 from tablebase.storage.files import (
     TableFileError,
     check_file,
+    check_group_index,
     checksum,
     has_values,
     read_attrs,
-    check_group_index,
     read_slice,
     read_wdl_part,
     slice_files,

@@ -90,7 +90,9 @@ def write_dataset(
     write ``<name>_crc32``, the CRC-32 of every chunk (see the module docstring)."""
     if codec == GROUPS_CODEC:
         if data.dtype.itemsize != 1 or not block_checksums:
-            raise ValueError(f"the {GROUPS_CODEC} codec writes one-byte entries with block checksums")
+            raise ValueError(
+                f"the {GROUPS_CODEC} codec writes one-byte entries with block checksums"
+            )
         return _write_groups(group, name, data, chunk, threads)
     deflate, level = encoder(codec)
     data = np.ascontiguousarray(data)
@@ -133,7 +135,9 @@ def write_dataset(
     return ds
 
 
-def _write_groups(group: h5py.Group, name: str, data: np.ndarray, chunk: int, threads: int) -> h5py.Dataset:
+def _write_groups(
+    group: h5py.Group, name: str, data: np.ndarray, chunk: int, threads: int
+) -> h5py.Dataset:
     """:func:`write_dataset` with the group-coded deflate of :mod:`tablebase.storage.groupcode`
     (one code for the part, ``<name>_groups`` and ``<name>_zcrc32`` beside it)."""
     from tablebase.storage import groupcode as gc
@@ -414,7 +418,9 @@ def _groups_of(ds: h5py.Dataset, nblocks: int, chunk: int) -> Groups | None:
     at = rows.id.get_offset()
     if at is None or lengths.max(initial=0) > gc.MAX_BITS or not gc.is_code(lengths):
         raise OSError(f"the group index of {ds.name} is not as written")
-    return Groups(int(at), row_len, np.asarray(zcrc[...], dtype=np.uint32), gc.decode_table(lengths))
+    return Groups(
+        int(at), row_len, np.asarray(zcrc[...], dtype=np.uint32), gc.decode_table(lengths)
+    )
 
 
 def _filters(ds: h5py.Dataset) -> list[int] | None:

@@ -354,13 +354,17 @@ def max_chunk_bytes(block_bytes: int, header_bits: int) -> int:
 
 
 @njit(cache=True, parallel=True)
-def encode_blocks(raw, first, count, block_bytes, lengths, codes, header, header_bits, out, sizes, rows):
+def encode_blocks(
+    raw, first, count, block_bytes, lengths, codes, header, header_bits, out, sizes, rows
+):
     """Blocks ``first`` to ``first + count`` of ``raw`` into ``out`` (one row of
     :func:`max_chunk_bytes` each), their lengths into ``sizes`` and their rows into
     ``rows``."""
     for j in prange(count):
         lo = (first + j) * block_bytes
-        sizes[j] = encode_block(raw, lo, block_bytes, lengths, codes, header, header_bits, out[j], rows[j])
+        sizes[j] = encode_block(
+            raw, lo, block_bytes, lengths, codes, header, header_bits, out[j], rows[j]
+        )
 
 
 # ---------------------------------------------------------------- reading

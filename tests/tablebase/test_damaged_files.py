@@ -460,3 +460,51 @@ def test_a_forged_wdl_code_is_found_by_the_check_by_blocks(copy) -> None:
     assert "values read by blocks" in line
     fen = entry_position(INTERNATIONAL, parse_slice("1010"), entry).fen()
     assert f"  wdl code disagrees: {fen}" in r.stdout
+
+
+def test_format_3_files_still_read_and_export_converts_them(copy, tmp_path, monkeypatch) -> None:
+    """A database written as format 3 was (deflate by ISA-L, no group index) probes, checks
+    and verifies as the format 4 one does; ``tablebase export`` writes it group-coded."""
+    from tablebase.material.index import BINOM, position_from_index
+    from tablebase.rules.position import Position
+    from tablebase.storage import files
+    from tablebase.storage.chunkio import GROUPS_SUFFIX
+
+    old = tmp_path / "v3" / "international"
+    old.mkdir(parents=True)
+    monkeypatch.setattr(files, "FORMAT_VERSION", 3)
+    monkeypatch.setattr(files, "VALUES_CODEC", "isal-1")
+    for s, f in slice_files(copy).slices:
+        attrs = read_attrs(f)
+        keep = {k: v for k, v in attrs.items() if k not in ("parts", "wdl_captures_stored")}
+        values = read_slice(f, INTERNATIONAL, s)
+        files.write_parts(old, INTERNATIONAL, s, keep, read_wdl(f, INTERNATIONAL, s), values,
+                          True, "isal-1")  # fmt: skip
+    monkeypatch.undo()
+    path = old / "1020.h5"
+    assert read_attrs(path)["format_version"] == 3
+    with h5py.File(path, "r") as f:
+        assert "values" + GROUPS_SUFFIX not in f and "wdl" + GROUPS_SUFFIX not in f
+    new, v3 = Tablebase(copy), Tablebase(old)
+    rng = np.random.default_rng(3)
+    for s in new.slices():
+        n = s.size(INTERNATIONAL)
+        idx = rng.integers(0, n, 200)
+        for i in idx.tolist():
+            v = INTERNATIONAL
+            *b, ok = position_from_index(i, v.squares, v.per_row, *tuple(s), BINOM)
+            if ok:
+                pos = Position(*(int(x) for x in b), True, v)
+                assert v3.probe(pos) == new.probe(pos), (s.name, i)
+    r = tablebase_cli("verify", "--db", str(old))
+    assert r.returncode == 0 and r.stdout.count("ok") == len(new.slices())
+    conv = tmp_path / "v4" / "international"
+    export_database(old, conv)
+    assert read_attrs(conv / "1020.h5")["format_version"] == 4
+    with h5py.File(conv / "1020.h5", "r") as f:
+        assert "values" + GROUPS_SUFFIX in f and "wdl" + GROUPS_SUFFIX in f
+    for s in new.slices():
+        assert np.array_equal(
+            read_slice(slice_path(conv, s), INTERNATIONAL, s),
+            read_slice(slice_path(copy, s), INTERNATIONAL, s),
+        )

@@ -471,7 +471,6 @@ def test_cache_options_of_the_commands(db3_international, tmp_path) -> None:
     from adjudicator.service.app import ServiceSettings, create_app
     from tablebase.rules.outcome import RESULT_NAMES
 
-
     fens = ["W:WK38:B4,18", "W:W33:B2", "B:WK46:B5,6"]
     plain = tablebase_cli("probe", "--db", str(db3_international), "--json", *fens)
     tiny = tablebase_cli("probe", "--db", str(db3_international), "--cache", "64K", "--json", *fens)
