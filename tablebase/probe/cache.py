@@ -108,6 +108,7 @@ class PagedPart:
         self.number = cache.register(self)  # how the cache's slots name their part
         self.direct = _Direct()  # what a batch needs to read group-coded blocks directly
         self._direct_readers = 0  # batches reading blocks directly (close waits for them)
+        self._seen: dict[int, None] = {}  # pages a single probe read directly, oldest first
 
     @property
     def pages(self) -> np.ndarray:
@@ -167,6 +168,7 @@ class PagedPart:
             while self._direct_readers:  # a batch reading blocks directly from the files
                 c.lock.wait(0.05)
             self.direct = _Direct()
+            self._seen.clear()
             old = self.table
             old[:PAGES] = NOT_CACHED
             old[PAGES:] = NOT_CACHED  # before its slots are freed: a thread holding it misses
@@ -282,6 +284,48 @@ class PagedPart:
         left = np.zeros(counts.shape[0] + 1, dtype=np.int64)
         np.cumsum(counts, out=left[1:])
         return sel[rest], addr[rest], uniq[~ok], left
+
+    def read_byte(self, page: int, addr: int) -> int | None:
+        """A single probe's missing byte at address ``addr`` (in page ``page``) read
+        straight from its group-coded block, the first time the page is missed (a second
+        miss, while the page is among the last :attr:`BlockCache.slots` read so, leaves it to
+        be cached: None); None too for a block that is not group-coded or whose slice
+        stays resident. :class:`TableFileError` naming the block if it is damaged."""
+        from tablebase.probe import direct
+
+        c = self.cache
+        with c.lock:
+            d = self.direct
+            if not direct.AVAILABLE or page >= d.sizes.shape[0] or d.sizes[page] < 0:
+                return None
+            if self._seen.pop(page, None) is not None:
+                return None  # missed twice: worth a slot
+            self._seen[page] = None
+            if len(self._seen) > c.slots:
+                del self._seen[next(iter(self._seen))]
+            self._direct_readers += 1
+        code = int(self._page_code[page])
+        k = page - int(d.first_page[code])
+        try:
+            b = direct.read_byte(
+                int(d.fds[code]), int(d.offsets[page]), int(d.sizes[page]), int(d.zcrcs[page]),
+                int(d.groups_at[code]), d.row_len, k, d.tables[int(d.tabidx[code])],
+                addr & (BLOCK_BYTES - 1), np.empty(d.max_size + 8, dtype=np.uint8),
+                np.empty(d.row_len, dtype=np.uint16),
+            )  # fmt: skip
+        finally:
+            with c.lock:
+                self._direct_readers -= 1
+                c.lock.notify_all()
+        if b < 0:
+            from tablebase.storage.files import TableFileError
+
+            raise TableFileError(
+                self.sources[code].path,  # type: ignore[attr-defined]
+                f"damaged slice file (block {k} of {self.name}: {direct.STATES[-1 - b]})",
+            )
+        c.direct_blocks += 1
+        return int(b)
 
     def one(self, page: int, run: Callable[[], int]) -> int:
         """``run()`` again with page ``page`` pinned in the cache (a single probe's miss)."""

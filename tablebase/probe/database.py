@@ -284,6 +284,10 @@ class Tablebase:
 
         if r == -2 and part.is_open(code):
             r = again()
+        if r <= -3:  # the block is not cached: its byte read directly, if it is group-coded
+            b = part.read_byte(-3 - r, int(part.table[code]) + idx)
+            if b is not None:
+                return b
         return self._read_one(part, p, code, r, again, 1)
 
     def probe(self, pos: Position | str) -> tuple[int, int | None]:
@@ -353,7 +357,13 @@ class Tablebase:
         def again() -> int:
             return _code_at_entry(part.table, c.arena, c.stamps, s.code, e)
 
-        return result_of_code(self._read_one(part, p, s.code, again(), again, -1))
+        r = again()
+        if r <= -3:  # the block is not cached: its byte read directly, if it is group-coded
+            at = int(part.table[s.code]) * 4 + e  # counted in two-bit codes
+            b = part.read_byte(-3 - r, at >> 2)
+            if b is not None:
+                return result_of_code((b >> ((at & 3) << 1)) & 3)
+        return result_of_code(self._read_one(part, p, s.code, r, again, -1))
 
     def probe_dtw(self, pos: Position | str) -> int | None:
         """Plies to the end with best play: odd for a win, even for a loss; None if drawn."""

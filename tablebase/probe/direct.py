@@ -112,3 +112,18 @@ def read_entries(
                     state[j] = UNDECODABLE
                     break
                 out[i] = b
+
+
+@njit(nogil=True)  # not cached: numba cannot cache ctypes calls
+def read_byte(fd, offset, size, zcrc, rows_at, row_len, k, table, at, buf, row):
+    """The byte at ``at`` of block ``k`` of a part (its stored bytes at ``offset``, ``size``
+    long, with CRC-32 ``zcrc``; its rows at ``rows_at``), read with ``buf`` and ``row``
+    (room enough); ``-1 - state`` where the block is not as stored (:data:`STATES`)."""
+    if _pread(fd, buf.ctypes.data, size, offset) != size:
+        return -1 - SHORT
+    if _crc32(0, buf.ctypes.data, size) != zcrc:
+        return -1 - CRC
+    if _pread(fd, row.ctypes.data, 2 * row_len, rows_at + 2 * row_len * k) != 2 * row_len:
+        return -1 - SHORT
+    b = group_byte(buf[:size], row, table, at)
+    return b if b >= 0 else -1 - UNDECODABLE

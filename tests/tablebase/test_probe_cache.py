@@ -283,7 +283,13 @@ def test_sparse_batches_read_group_coded_blocks_directly(db3_international, monk
             assert tiny.cache.reads == reads  # nothing inflated into the cache
         want = wdl_of_codes(packed, idx)
         np.testing.assert_array_equal(tiny_wdl.probe_batch_wdl(*boards, True), want, s.name)
+        for j in range(min(20, idx.shape[0])):  # single probes: read directly, then cached
+            pos = Position(*(int(b[j]) for b in boards), True, v)
+            for _ in range(3):
+                assert tiny.probe_byte(pos) == values[idx[j]], (s.name, pos.fen())
+                assert tiny_wdl.probe_wdl(pos) == want[j], (s.name, pos.fen())
     assert tiny.cache.direct_blocks > 0 and tiny_wdl.cache.direct_blocks > 0
+    assert tiny.cache.reads > 0 and tiny_wdl.cache.reads > 0  # pages missed twice: cached
 
 
 def test_a_damaged_block_read_directly_is_named(db3_international, tmp_path, monkeypatch) -> None:
