@@ -337,7 +337,7 @@ class PagedPart:
             c.release(pinned)
 
 
-DIRECT_BELOW = 8  # a batch's blocks are read directly below this many positions a block
+DIRECT_BELOW = 32  # a batch's blocks are read directly below this many positions a block
 DIRECT_SHARE = 8  # ... when they are more than this share of the cache's slots
 
 

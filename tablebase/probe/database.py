@@ -330,7 +330,12 @@ class Tablebase:
                 one = [np.array([b], dtype=np.uint64) for b in boards]
                 return int(self._wdl_captures(np.array([wtm]), *one)[0])
             if r <= PAGE_MISS:
-                r = part.one(PAGE_MISS - int(r), quick)
+                at = PAGE_MISS - int(r)  # counted in two-bit codes
+                page = at >> (PAGE_SHIFT + 2)
+                b = part.read_byte(page, at >> 2)  # read directly if group-coded
+                if b is not None:
+                    return result_of_code((b >> ((at & 3) << 1)) & 3)
+                r = part.one(page, quick)
                 continue
             code = NO_TABLE - int(r)
             if code == UNCODED:

@@ -70,48 +70,76 @@ STATES = {
 }
 
 
+WINDOW = 1 << 18  # bytes of consecutive blocks read with one pread
+RUN_ROWS = 1024  # rows of consecutive blocks read with one pread
+
+
 @njit(nogil=True, parallel=True)  # not cached: numba cannot cache ctypes calls
 def read_entries(
     uniq, bounds, byte_addr, page_code, first_page, fds, groups_at, row_len, tabidx, tables,
     offsets, sizes, zcrcs, max_size, out, state,
 ):  # fmt: skip
-    """For each page ``uniq[j]`` (a block of the part) and its positions ``bounds[j]`` to
-    ``bounds[j + 1]`` (their byte addresses ``byte_addr``, in the part's address space of
-    ``BLOCK`` bytes a page): the byte at each address into ``out`` and the block's state
-    (:data:`OK`, or what was wrong) into ``state[j]``. Per page: its slice ``page_code``,
-    whose first page is ``first_page``, file descriptor ``fds``, rows at ``groups_at`` and
-    decoding table ``tables[tabidx]``; the block's stored bytes at ``offsets``, ``sizes``
-    long, with CRC-32 ``zcrcs``."""
+    """For each page ``uniq[j]`` (a block of the part; in increasing order) and its
+    positions ``bounds[j]`` to ``bounds[j + 1]`` (their byte addresses ``byte_addr``, in
+    the part's address space of ``BLOCK_BYTES`` a page): the byte at each address into
+    ``out`` and the block's state (:data:`OK`, or what was wrong) into ``state[j]``. Per
+    page: its slice ``page_code``, whose first page is ``first_page``, file descriptor
+    ``fds``, rows at ``groups_at`` and decoding table ``tables[tabidx]``; the block's
+    stored bytes at ``offsets``, ``sizes`` long, with CRC-32 ``zcrcs``.
+
+    Blocks of one slice that lie close together in the file are read in runs (one
+    ``pread`` of up to :data:`WINDOW` bytes and one of their rows): a batch that touches
+    most blocks of a slice reads it in long sequential reads."""
     n = uniq.shape[0]
     stripes = min(n, 256)
     for t in prange(stripes):
-        buf = np.empty(max_size + 8, dtype=np.uint8)
-        row = np.empty(row_len, dtype=np.uint16)
-        for j in range(t * n // stripes, (t + 1) * n // stripes):
+        buf = np.empty(WINDOW + max_size + 8, dtype=np.uint8)
+        rows = np.empty((RUN_ROWS, row_len), dtype=np.uint16)
+        j = t * n // stripes
+        stop = (t + 1) * n // stripes
+        while j < stop:
             p = uniq[j]
             code = page_code[p]
-            k = p - first_page[code]
-            size = sizes[p]
-            got = _pread(fds[code], buf.ctypes.data, size, offsets[p])
-            if got != size:
-                state[j] = SHORT
-                continue
-            if _crc32(0, buf.ctypes.data, size) != zcrcs[p]:
-                state[j] = CRC
-                continue
-            got = _pread(fds[code], row.ctypes.data, 2 * row_len, groups_at[code] + 2 * row_len * k)
-            if got != 2 * row_len:
-                state[j] = SHORT
-                continue
-            chunk = buf[:size]
-            table = tables[tabidx[code]]
-            state[j] = OK
-            for i in range(bounds[j], bounds[j + 1]):
-                b = group_byte(chunk, row, table, byte_addr[i] & PAGE_MASK)
-                if b < 0:
-                    state[j] = UNDECODABLE
+            k0 = p - first_page[code]
+            lo = offsets[p]
+            hi = lo + sizes[p]
+            e = j + 1  # the run: pages of the same slice, forward in the file, close
+            while e < stop:
+                q = uniq[e]
+                if page_code[q] != code or q - p >= RUN_ROWS or offsets[q] < hi:
                     break
-                out[i] = b
+                if offsets[q] + sizes[q] - lo > WINDOW:
+                    break
+                hi = offsets[q] + sizes[q]
+                e += 1
+            fd = fds[code]
+            last = uniq[e - 1] - first_page[code]
+            nrows = last - k0 + 1
+            got = _pread(fd, buf.ctypes.data, hi - lo, lo)
+            got_rows = _pread(
+                fd, rows.ctypes.data, 2 * row_len * nrows, groups_at[code] + 2 * row_len * k0
+            )
+            table = tables[tabidx[code]]
+            for i in range(j, e):
+                q = uniq[i]
+                at = offsets[q] - lo
+                size = sizes[q]
+                if got != hi - lo or got_rows != 2 * row_len * nrows:
+                    state[i] = SHORT
+                    continue
+                if _crc32(0, buf[at:].ctypes.data, size) != zcrcs[q]:
+                    state[i] = CRC
+                    continue
+                chunk = buf[at : at + size]
+                row = rows[q - first_page[code] - k0]
+                state[i] = OK
+                for x in range(bounds[i], bounds[i + 1]):
+                    b = group_byte(chunk, row, table, byte_addr[x] & PAGE_MASK)
+                    if b < 0:
+                        state[i] = UNDECODABLE
+                        break
+                    out[x] = b
+            j = e
 
 
 @njit(nogil=True)  # not cached: numba cannot cache ctypes calls

@@ -506,7 +506,8 @@ def result_quick(table, arena, stamps, nbr, rules, wtm, wm, wk, bm, bk):
     """The single-probe path (bitboards as plain integers; the index tables are the module
     constants, to keep the call short): the result of a position whose side to move cannot
     capture or whose slice stores captures; ``NO_TABLE - code`` if its slice is not open,
-    ``PAGE_MISS - page`` if its block is not cached, :data:`NEEDS_CAPTURES` if it must be
+    ``PAGE_MISS - address`` if its block is not cached (the entry's address counted in
+    two-bit codes: its page is ``address >> (PAGE_SHIFT + 2)``), :data:`NEEDS_CAPTURES` if it must be
     resolved through its captures. ``table`` is the part's page table
     (:mod:`tablebase.storage.paged`)."""
     wm, wk, bm, bk = np.uint64(wm), np.uint64(wk), np.uint64(bm), np.uint64(bk)
@@ -516,7 +517,8 @@ def result_quick(table, arena, stamps, nbr, rules, wtm, wm, wk, bm, bk):
     locate_rows(table, nbr, rules, BINOM, row, 1, loc)
     e = loc[0]
     if e >= 0:
-        return paged_code(table, arena, stamps, e, next_tick(stamps))
+        r = paged_code(table, arena, stamps, e, next_tick(stamps))
+        return PAGE_MISS - e if r <= PAGE_MISS else r
     if e == LOC_LOST:
         return -1
     if e == LOC_WON:
