@@ -507,8 +507,8 @@ def result_quick(table, arena, stamps, nbr, rules, wtm, wm, wk, bm, bk):
     constants, to keep the call short): the result of a position whose side to move cannot
     capture or whose slice stores captures; ``NO_TABLE - code`` if its slice is not open,
     ``PAGE_MISS - address`` if its block is not cached (the entry's address counted in
-    two-bit codes: its page is ``address >> (PAGE_SHIFT + 2)``), :data:`NEEDS_CAPTURES` if it must be
-    resolved through its captures. ``table`` is the part's page table
+    two-bit codes: its page is ``address >> (PAGE_SHIFT + 2)``), :data:`NEEDS_CAPTURES` if
+    it must be resolved through its captures. ``table`` is the part's page table
     (:mod:`tablebase.storage.paged`)."""
     wm, wk, bm, bk = np.uint64(wm), np.uint64(wk), np.uint64(bm), np.uint64(bk)
     row = np.empty((1, 4), dtype=np.uint64)
