@@ -5,7 +5,7 @@ blocks of :data:`~tablebase.storage.chunkio.BLOCK_BYTES` bytes (the last one pad
 zeros): block ``k`` holds bytes ``k * BLOCK_BYTES`` and on of the part (of its entries for
 ``values``, little-endian; of its packed codes for ``wdl``). :func:`open_part` opens one:
 
-- a file written with per-block checksums (format 3, blocks the size of the file's chunks)
+- a file written with per-block checksums (formats 3 and 4, blocks the size of the file's chunks)
   is read by :class:`tablebase.storage.chunkio.BlockReader`: one ``pread``, one inflate and
   one CRC-32 per block;
 - an older file (format 1 or 2: chunks of 2^18 entries, one checksum for the whole dataset)
@@ -13,7 +13,7 @@ zeros): block ``k`` holds bytes ``k * BLOCK_BYTES`` and on of the part (of its e
   through SHA-256 (a few MiB at a time, nothing kept), then read a block at a time through
   HDF5 with its chunk cache off, which inflates the file's whole chunk for each block.
   The ``wdl`` part of a version 1 file, which has none, is derived from the values block
-  by block. ``tablebase export`` rewrites such a database in format 3 (docs/FORMAT.md).
+  by block. ``tablebase export`` rewrites such a database in format 4 (docs/FORMAT.md).
 
 Every failure is a :class:`~tablebase.storage.files.TableFileError` naming the file (and
 the block, where one is damaged).

@@ -1,6 +1,6 @@
 """HDF5 slice files: writing safely, checking a file before reading it, reading, listing.
 
-One file per slice, ``<db>/<wmwkbmbk>.h5`` (format version 3, ``docs/FORMAT.md``): the slice's
+One file per slice, ``<db>/<wmwkbmbk>.h5`` (format version 4, ``docs/FORMAT.md``): the slice's
 description in the file's attributes and two parts, each a dataset of its own that can be
 read (or shipped) without the other:
 
@@ -11,7 +11,8 @@ read (or shipped) without the other:
   ``uint8`` or, where a distance needs it, ``uint16``. A WDL-only copy
   (``tablebase export --wdl-only``) has no ``values``.
 
-A version 3 file begins with a header in the HDF5 user block holding a digest of all its
+Its one-byte parts are group-coded (:mod:`tablebase.storage.groupcode`: standard deflate
+chunks whose groups of 256 bytes a probe decodes alone). A version 3 or 4 file begins with a header in the HDF5 user block holding a digest of all its
 metadata (:mod:`tablebase.storage.integrity`), checked before the HDF5 library parses any of
 it, on the first open in each process (:func:`open_slice_file`; again in the build's resume
 check and in ``verify``); its attributes are fixed-length and it uses the HDF5 1.10 format,
