@@ -12,10 +12,11 @@ read (or shipped) without the other:
   (``tablebase export --wdl-only``) has no ``values``.
 
 Its one-byte parts are group-coded (:mod:`tablebase.storage.groupcode`: standard deflate
-chunks whose groups of 256 bytes a probe decodes alone). A version 3 or 4 file begins with a header in the HDF5 user block holding a digest of all its
-metadata (:mod:`tablebase.storage.integrity`), checked before the HDF5 library parses any of
-it, on the first open in each process (:func:`open_slice_file`; again in the build's resume
-check and in ``verify``); its attributes are fixed-length and it uses the HDF5 1.10 format,
+chunks whose groups of 256 bytes a probe decodes alone). A version 3 or 4 file begins with
+a header in the HDF5 user block holding a digest of all its metadata
+(:mod:`tablebase.storage.integrity`), checked before the HDF5 library parses any of it, on
+the first open in each process (:func:`open_slice_file`; again in the build's resume check
+and in ``verify``); its attributes are fixed-length and it uses the HDF5 1.10 format,
 whose metadata carries the library's own checksums. Every error met while reading a file,
 whatever the HDF5 library raises, is a :class:`TableFileError` naming it.
 
