@@ -258,7 +258,7 @@ def check_groups(ds: h5py.Dataset, threads: int) -> None:
         return
     rows_ds = ds.parent[ds.name.rsplit("/", 1)[-1] + GROUPS_SUFFIX]
     chunk = ds.chunks[0]
-    step = 4096  # blocks a round
+    step = 64  # blocks a round (their stored bytes held at once)
 
     def check(item: tuple[int, bytes, np.ndarray]) -> int | None:
         k, blob, row = item
