@@ -403,6 +403,18 @@ def _peek(chunk, bitpos, n):
     return np.int64((v >> np.uint64(bitpos & 7)) & np.uint64((1 << n) - 1))
 
 
+@njit(cache=True, inline="always")
+def _repeat(chunk, bitpos, s):
+    """(bytes repeated, bit after the token) of length symbol ``s`` whose extra bits (and
+    then the one-bit distance code) begin at ``bitpos``."""
+    e = _LEN_EXTRA_J[s - 257]
+    length = _LEN_BASE_J[s - 257]
+    if e:
+        length += _peek(chunk, bitpos, e)
+        bitpos += e
+    return length, bitpos + 1  # the one-bit distance code (distance 1)
+
+
 @njit(cache=True)
 def group_byte(chunk, row, table, at):
     """Byte ``at`` of the block whose stream is ``chunk`` and row ``row``; -1 if the stream
@@ -430,12 +442,7 @@ def group_byte(chunk, row, table, at):
         elif s == 256 or prev < 0:
             return -1
         else:
-            e = _LEN_EXTRA_J[s - 257]
-            length = _LEN_BASE_J[s - 257]
-            if e:
-                length += _peek(chunk, bitpos, e)
-                bitpos += e
-            bitpos += 1  # the one-bit distance code
+            length, bitpos = _repeat(chunk, bitpos, s)
             if want < have + length:
                 return prev
             have += length
@@ -470,12 +477,7 @@ def decode_groups(chunk, row, table, block_bytes, out):
             elif s == 256 or have == g * GROUP_BYTES:
                 return False
             else:
-                e = _LEN_EXTRA_J[s - 257]
-                length = _LEN_BASE_J[s - 257]
-                if e:
-                    length += _peek(chunk, pos, e)
-                    pos += e
-                pos += 1
+                length, pos = _repeat(chunk, pos, s)
                 if have + length > end:
                     return False
                 for _ in range(length):
