@@ -260,7 +260,7 @@ class PagedPart:
             direct.read_entries(
                 duniq, dbounds, daddr >> (shift - PAGE_SHIFT), self._page_code, d.first_page,
                 d.fds, d.groups_at, d.row_len, d.tabidx, d.tables, d.offsets, d.sizes,
-                d.zcrcs, d.max_size, raw, state,
+                d.zcrcs, d.max_size, d.verified, raw, state,
             )  # fmt: skip
         finally:
             with c.lock:
@@ -362,6 +362,7 @@ class _Direct:
         self.offsets = np.zeros(0, dtype=np.int64)
         self.sizes = np.zeros(0, dtype=np.int64)
         self.zcrcs = np.zeros(0, dtype=np.uint32)
+        self.verified = np.zeros(0, dtype=np.uint8)  # 1: the block was checked whole
         self.fds = np.full(STORED - WIDTHS, -1, dtype=np.int32)
         self.first_page = np.zeros(STORED - WIDTHS, dtype=np.int64)
         self.groups_at = np.zeros(STORED - WIDTHS, dtype=np.int64)
@@ -378,8 +379,10 @@ class _Direct:
         g.offsets = np.zeros(n, dtype=np.int64)
         g.sizes = np.full(n, -1, dtype=np.int64)
         g.zcrcs = np.zeros(n, dtype=np.uint32)
+        g.verified = np.zeros(n, dtype=np.uint8)
         m = self.offsets.shape[0]
         g.offsets[:m], g.sizes[:m], g.zcrcs[:m] = self.offsets, self.sizes, self.zcrcs
+        g.verified[:m] = self.verified
         for a in ("fds", "first_page", "groups_at", "tabidx"):
             setattr(g, a, getattr(self, a).copy())
         g.tables, g.max_size, g.any = self.tables, self.max_size, self.any

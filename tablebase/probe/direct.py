@@ -22,7 +22,7 @@ import ctypes.util
 import numpy as np
 from numba import njit, prange
 
-from tablebase.storage.groupcode import group_byte
+from tablebase.storage.groupcode import GROUP_BYTES, byte_in_group, group_byte, group_start
 from tablebase.storage.paged import PAGE_MASK
 
 
@@ -72,12 +72,13 @@ STATES = {
 
 WINDOW = 1 << 18  # bytes of consecutive blocks read with one pread
 RUN_ROWS = 1024  # rows of consecutive blocks read with one pread
+SPARSE_BYTES = 2048  # a run of checked blocks with more stored bytes a position: groups read
 
 
 @njit(nogil=True, parallel=True)  # not cached: numba cannot cache ctypes calls
 def read_entries(
     uniq, bounds, byte_addr, page_code, first_page, fds, groups_at, row_len, tabidx, tables,
-    offsets, sizes, zcrcs, max_size, out, state,
+    offsets, sizes, zcrcs, max_size, verified, out, state,
 ):  # fmt: skip
     """For each page ``uniq[j]`` (a block of the part; in increasing order) and its
     positions ``bounds[j]`` to ``bounds[j + 1]`` (their byte addresses ``byte_addr``, in
@@ -89,7 +90,10 @@ def read_entries(
 
     Blocks of one slice that lie close together in the file are read in runs (one
     ``pread`` of up to :data:`WINDOW` bytes and one of their rows): a batch that touches
-    most blocks of a slice reads it in long sequential reads."""
+    most blocks of a slice reads it in long sequential reads. A block is read whole and
+    checked against its CRC-32 the first time (``verified[p]`` then set); after that only
+    the bytes of the groups its positions fall in are read (a run of blocks all checked
+    before reads only their rows)."""
     n = uniq.shape[0]
     stripes = min(n, 256)
     for t in prange(stripes):
@@ -115,11 +119,51 @@ def read_entries(
             fd = fds[code]
             last = uniq[e - 1] - first_page[code]
             nrows = last - k0 + 1
-            got = _pread(fd, buf.ctypes.data, hi - lo, lo)
             got_rows = _pread(
                 fd, rows.ctypes.data, 2 * row_len * nrows, groups_at[code] + 2 * row_len * k0
             )
             table = tables[tabidx[code]]
+            checked = True
+            for i in range(j, e):
+                checked = checked and verified[uniq[i]] != 0
+            sparse = hi - lo > SPARSE_BYTES * (bounds[e] - bounds[j])
+            if checked and sparse:  # every block checked before, few positions: their groups
+                for i in range(j, e):
+                    q = uniq[i]
+                    if got_rows != 2 * row_len * nrows:
+                        state[i] = SHORT
+                        continue
+                    row = rows[q - first_page[code] - k0]
+                    state[i] = OK
+                    for x in range(bounds[i], bounds[i + 1]):
+                        at = byte_addr[x] & PAGE_MASK
+                        g = at // GROUP_BYTES
+                        start = group_start(row, g)
+                        first = start >> 3
+                        if g + 1 < row_len - 1:
+                            end = (start + row[g + 1] + 7) >> 3
+                        else:
+                            end = sizes[q]
+                        end = min(end + 4, sizes[q])  # the decoder peeks past the last token
+                        if end <= first or end - first > buf.shape[0]:
+                            state[i] = UNDECODABLE
+                            break
+                        if (
+                            _pread(fd, buf.ctypes.data, end - first, offsets[q] + first)
+                            != end - first
+                        ):
+                            state[i] = SHORT
+                            break
+                        b = byte_in_group(
+                            buf[: end - first], start & 7, table, at - g * GROUP_BYTES
+                        )
+                        if b < 0:
+                            state[i] = UNDECODABLE
+                            break
+                        out[x] = b
+                j = e
+                continue
+            got = _pread(fd, buf.ctypes.data, hi - lo, lo)
             for i in range(j, e):
                 q = uniq[i]
                 at = offsets[q] - lo
@@ -127,9 +171,10 @@ def read_entries(
                 if got != hi - lo or got_rows != 2 * row_len * nrows:
                     state[i] = SHORT
                     continue
-                if _crc32(0, buf[at:].ctypes.data, size) != zcrcs[q]:
+                if verified[q] == 0 and _crc32(0, buf[at:].ctypes.data, size) != zcrcs[q]:
                     state[i] = CRC
                     continue
+                verified[q] = 1
                 chunk = buf[at : at + size]
                 row = rows[q - first_page[code] - k0]
                 state[i] = OK

@@ -420,10 +420,22 @@ def group_byte(chunk, row, table, at):
     """Byte ``at`` of the block whose stream is ``chunk`` and row ``row``; -1 if the stream
     does not decode there (a damaged chunk or row)."""
     g = at // GROUP_BYTES
+    return byte_in_group(chunk, group_start(row, g), table, at - g * GROUP_BYTES)
+
+
+@njit(cache=True, inline="always")
+def group_start(row, g):
+    """The bit of its chunk where group ``g`` begins, from the block's row."""
     bitpos = np.int64(row[0])
     for k in range(1, g + 1):
         bitpos += row[k]
-    want = at - g * GROUP_BYTES
+    return bitpos
+
+
+@njit(cache=True)
+def byte_in_group(chunk, bitpos, table, want):
+    """Byte ``want`` of the group whose tokens begin at bit ``bitpos`` of ``chunk``; -1 if
+    the stream does not decode there."""
     have = 0
     prev = -1
     limit = chunk.shape[0] * 8
