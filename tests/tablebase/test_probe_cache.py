@@ -359,6 +359,57 @@ def test_threads_sharing_a_small_cache(db3_international) -> None:
     assert int(cache.pins.sum()) == cache.resident_slots  # nothing left pinned
 
 
+def test_threads_reading_blocks_directly(db3_international, monkeypatch) -> None:
+    """Six threads probe sparse batches and single positions of every slice through one
+    cache of four blocks with no slice resident: the batches read group-coded blocks
+    straight from the files, the singles read them directly and then through the cache;
+    every answer is the stored arrays' and nothing is left pinned."""
+    from tablebase.probe import database
+
+    monkeypatch.setattr(database, "RESIDENT_PIECES", 0)
+    tb = tablebase.open(db3_international, cache=TINY)
+    tw = tablebase.open(db3_international, wdl_only=True, cache=TINY)
+    v = tb.variant
+    cases = []
+    for n, s in enumerate(tb.slices()):
+        if s.size(v) < BLOCK_BYTES:
+            continue
+        values, packed = stored(db3_international, s)
+        idx, boards = sample(v, s, 40, n)
+        keep = np.unique(idx // BLOCK_BYTES, return_index=True)[1]
+        idx, boards = idx[keep], [b[keep] for b in boards]
+        cases.append((s, boards, values[idx], wdl_of_codes(packed, idx)))
+    errors: list[str] = []
+
+    def work(k: int) -> None:
+        rng = np.random.default_rng(k)
+        try:
+            for _ in range(10):
+                s, boards, want, want_wdl = cases[int(rng.integers(len(cases)))]
+                if not np.array_equal(tb.probe_batch(*boards, True), want):
+                    errors.append(f"batch {s.name}")
+                if not np.array_equal(tw.probe_batch_wdl(*boards, True), want_wdl):
+                    errors.append(f"wdl batch {s.name}")
+                for j in rng.integers(0, want.shape[0], 10):
+                    pos = Position(*(int(b[j]) for b in boards), True, v)
+                    if tb.probe_byte(pos) != want[j] or tw.probe_wdl(pos) != want_wdl[j]:
+                        errors.append(f"single {pos.fen()}")
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(600)
+    assert not any(t.is_alive() for t in threads), "a probing thread did not finish"
+    assert errors == []
+    assert tb.cache.direct_blocks > 0 and tw.cache.direct_blocks > 0
+    assert int(tb.cache.pins.sum()) == 0 and int(tw.cache.pins.sum()) == 0
+    tb.close()
+    tw.close()
+
+
 def test_wdl_only_probes_from_eight_threads_on_a_fresh_database(db3_international) -> None:
     """Eight threads probing a WDL-only database just opened (each slice opened by whichever
     thread needs it first) finish and agree with one thread, round after round. The prober
