@@ -288,9 +288,10 @@ class PagedPart:
     def read_byte(self, page: int, addr: int) -> int | None:
         """A single probe's missing byte at address ``addr`` (in page ``page``) read
         straight from its group-coded block, the first time the page is missed (a second
-        miss, while the page is among the last :attr:`BlockCache.slots` read so, leaves it to
-        be cached: None); None too for a block that is not group-coded or whose slice
-        stays resident. :class:`TableFileError` naming the block if it is damaged."""
+        miss, while the page is among the last :attr:`BlockCache.slots` (at most
+        :data:`SEEN_LIMIT`) read so, leaves it to be cached: None); None too for a block
+        that is not group-coded or whose slice stays resident. :class:`TableFileError`
+        naming the block if it is damaged."""
         from tablebase.probe import direct
 
         c = self.cache
@@ -301,7 +302,7 @@ class PagedPart:
             if self._seen.pop(page, None) is not None:
                 return None  # missed twice: worth a slot
             self._seen[page] = None
-            if len(self._seen) > c.slots:
+            if len(self._seen) > min(c.slots, SEEN_LIMIT):
                 del self._seen[next(iter(self._seen))]
             self._direct_readers += 1
         code = int(self._page_code[page])
@@ -337,6 +338,7 @@ class PagedPart:
             c.release(pinned)
 
 
+SEEN_LIMIT = 1 << 16  # pages a part remembers a single probe read directly (a few MiB)
 DIRECT_BELOW = 32  # a batch's blocks are read directly below this many positions a block
 DIRECT_SHARE = 8  # ... when they are more than this share of the cache's slots
 
