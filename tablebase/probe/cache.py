@@ -260,7 +260,7 @@ class PagedPart:
             direct.read_entries(
                 duniq, dbounds, daddr >> (shift - PAGE_SHIFT), self._page_code, d.first_page,
                 d.fds, d.groups_at, d.row_len, d.tabidx, d.tables, d.offsets, d.sizes,
-                d.zcrcs, d.max_size, d.verified, raw, state,
+                d.zcrcs, d.max_size, d.verified, direct.GAP_BYTES, raw, state,
             )  # fmt: skip
         finally:
             with c.lock:

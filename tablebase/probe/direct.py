@@ -3,10 +3,11 @@
 A batch that touches many blocks with few positions in each (random positions across a
 database larger than the cache) would inflate a 16 KiB block for every one or two
 positions. A part written group-coded (:mod:`tablebase.storage.groupcode`) lets a batch
-read each such block's stored bytes (one ``pread``), check them against the block's
-CRC-32 of its stored bytes (``<part>_zcrc32``), read the block's row of group offsets (one
-``pread`` of ``<part>_groups``) and decode only the groups its positions fall in. All of
-it runs compiled, without the GIL, in parallel over the blocks: no Python per block.
+read each such block's stored bytes, check them against the block's CRC-32 of its stored
+bytes (``<part>_zcrc32``) the first time, read the block's row of group offsets (from
+``<part>_groups``) and decode only the groups its positions fall in; once checked, only
+those groups' bytes are read, the bytes of nearby blocks with one ``pread``. All of it
+runs compiled, without the GIL, in parallel over the blocks: no Python per block.
 
 ``pread`` is libc's and the CRC-32 ISA-L's (the function the ``isal`` package's zlib
 module is built on; zlib's own ``crc32`` where that is not exported), both called through
@@ -22,7 +23,7 @@ import ctypes.util
 import numpy as np
 from numba import njit, prange
 
-from tablebase.storage.groupcode import GROUP_BYTES, byte_in_group, group_byte, group_start
+from tablebase.storage.groupcode import GROUP_BYTES, group_byte, group_start
 from tablebase.storage.paged import PAGE_MASK
 
 
@@ -70,15 +71,28 @@ STATES = {
 }
 
 
-WINDOW = 1 << 18  # bytes of consecutive blocks read with one pread
+WINDOW = 1 << 18  # bytes of consecutive blocks read with one pread at most
 RUN_ROWS = 1024  # rows of consecutive blocks read with one pread
-SPARSE_BYTES = 2048  # a run of checked blocks with more stored bytes a position: groups read
+GAP_BYTES = 1 << 13  # needed bytes this close are read with one pread, the gap with them
+
+
+@njit(nogil=True, inline="always")
+def _flush(fd, buf, lo, a, b, bad_from):
+    """``pread`` bytes ``a`` to ``b`` of a run (its first byte at file offset ``lo``) into
+    ``buf[a:b]``; where the read comes back short, the run's bytes from where it stopped
+    are not as stored: the least such byte."""
+    if b <= a:
+        return bad_from
+    got = _pread(fd, buf[a:].ctypes.data, b - a, lo + a)
+    if got != b - a:
+        return min(bad_from, a + max(got, 0))
+    return bad_from
 
 
 @njit(nogil=True, parallel=True)  # not cached: numba cannot cache ctypes calls
 def read_entries(
     uniq, bounds, byte_addr, page_code, first_page, fds, groups_at, row_len, tabidx, tables,
-    offsets, sizes, zcrcs, max_size, verified, out, state,
+    offsets, sizes, zcrcs, max_size, verified, gap, out, state,
 ):  # fmt: skip
     """For each page ``uniq[j]`` (a block of the part; in increasing order) and its
     positions ``bounds[j]`` to ``bounds[j + 1]`` (their byte addresses ``byte_addr``, in
@@ -88,17 +102,21 @@ def read_entries(
     ``fds``, rows at ``groups_at`` and decoding table ``tables[tabidx]``; the block's
     stored bytes at ``offsets``, ``sizes`` long, with CRC-32 ``zcrcs``.
 
-    Blocks of one slice that lie close together in the file are read in runs (one
-    ``pread`` of up to :data:`WINDOW` bytes and one of their rows): a batch that touches
-    most blocks of a slice reads it in long sequential reads. A block is read whole and
-    checked against its CRC-32 the first time (``verified[p]`` then set); after that only
-    the bytes of the groups its positions fall in are read (a run of blocks all checked
-    before reads only their rows)."""
+    Blocks of one slice that lie close together in the file form a run (at most
+    :data:`WINDOW` bytes, whose rows are read with one ``pread``). A block is needed whole
+    and checked against its CRC-32 the first time a process reads it (``verified[p]``
+    then set); after that only the bytes of the groups its positions fall in. The bytes
+    a run needs are read with one ``pread`` wherever they lie within ``gap`` bytes of
+    each other (:data:`GAP_BYTES`: a call costs about as much as copying a few KiB): a batch that
+    touches most blocks of a slice reads it in long sequential reads, one with a
+    position every few blocks reads just their groups."""
     n = uniq.shape[0]
     stripes = min(n, 256)
     for t in prange(stripes):
         buf = np.empty(WINDOW + max_size + 8, dtype=np.uint8)
         rows = np.empty((RUN_ROWS, row_len), dtype=np.uint16)
+        need_lo = np.empty(RUN_ROWS, dtype=np.int64)  # the bytes each block of a run needs
+        need_hi = np.empty(RUN_ROWS, dtype=np.int64)
         j = t * n // stripes
         stop = (t + 1) * n // stripes
         while j < stop:
@@ -117,67 +135,67 @@ def read_entries(
                 hi = offsets[q] + sizes[q]
                 e += 1
             fd = fds[code]
-            last = uniq[e - 1] - first_page[code]
-            nrows = last - k0 + 1
+            nrows = uniq[e - 1] - first_page[code] - k0 + 1
             got_rows = _pread(
                 fd, rows.ctypes.data, 2 * row_len * nrows, groups_at[code] + 2 * row_len * k0
             )
             table = tables[tabidx[code]]
-            checked = True
+            for i in range(j, e):  # what each block needs, relative to the run's start
+                q = uniq[i]
+                state[i] = OK
+                base = offsets[q] - lo
+                if verified[q] == 0 or got_rows != 2 * row_len * nrows:
+                    need_lo[i - j] = base
+                    need_hi[i - j] = base + sizes[q]
+                    continue
+                row = rows[q - first_page[code] - k0]
+                a = sizes[q]
+                b = 0
+                for x in range(bounds[i], bounds[i + 1]):
+                    g = (byte_addr[x] & PAGE_MASK) // GROUP_BYTES
+                    start = group_start(row, g)
+                    if g + 1 < row_len - 1:
+                        end = (start + row[g + 1] + 7) >> 3
+                    else:
+                        end = sizes[q]
+                    a = min(a, start >> 3)
+                    b = max(b, min(end + 4, sizes[q]))  # the decoder peeks past a token
+                if b <= a or a < 0:
+                    state[i] = UNDECODABLE
+                    a = b = 0
+                need_lo[i - j] = base + a
+                need_hi[i - j] = base + b
+            bad_from = hi - lo  # needed bytes from here on were not read whole
+            a = -1
+            b = -1
             for i in range(j, e):
-                checked = checked and verified[uniq[i]] != 0
-            sparse = hi - lo > SPARSE_BYTES * (bounds[e] - bounds[j])
-            if checked and sparse:  # every block checked before, few positions: their groups
-                for i in range(j, e):
-                    q = uniq[i]
-                    if got_rows != 2 * row_len * nrows:
-                        state[i] = SHORT
-                        continue
-                    row = rows[q - first_page[code] - k0]
-                    state[i] = OK
-                    for x in range(bounds[i], bounds[i + 1]):
-                        at = byte_addr[x] & PAGE_MASK
-                        g = at // GROUP_BYTES
-                        start = group_start(row, g)
-                        first = start >> 3
-                        if g + 1 < row_len - 1:
-                            end = (start + row[g + 1] + 7) >> 3
-                        else:
-                            end = sizes[q]
-                        end = min(end + 4, sizes[q])  # the decoder peeks past the last token
-                        if end <= first or end - first > buf.shape[0]:
-                            state[i] = UNDECODABLE
-                            break
-                        if (
-                            _pread(fd, buf.ctypes.data, end - first, offsets[q] + first)
-                            != end - first
-                        ):
-                            state[i] = SHORT
-                            break
-                        b = byte_in_group(
-                            buf[: end - first], start & 7, table, at - g * GROUP_BYTES
-                        )
-                        if b < 0:
-                            state[i] = UNDECODABLE
-                            break
-                        out[x] = b
-                j = e
-                continue
-            got = _pread(fd, buf.ctypes.data, hi - lo, lo)
+                if need_hi[i - j] <= need_lo[i - j]:
+                    continue
+                if a >= 0 and need_lo[i - j] - b <= gap:
+                    b = max(b, need_hi[i - j])
+                    continue
+                if a >= 0:
+                    bad_from = _flush(fd, buf, lo, a, b, bad_from)
+                a = need_lo[i - j]
+                b = need_hi[i - j]
+            if a >= 0:
+                bad_from = _flush(fd, buf, lo, a, b, bad_from)
             for i in range(j, e):
                 q = uniq[i]
-                at = offsets[q] - lo
-                size = sizes[q]
-                if got != hi - lo or got_rows != 2 * row_len * nrows:
+                if state[i] != OK:
+                    continue
+                if got_rows != 2 * row_len * nrows or need_hi[i - j] > bad_from:
                     state[i] = SHORT
                     continue
-                if verified[q] == 0 and _crc32(0, buf[at:].ctypes.data, size) != zcrcs[q]:
-                    state[i] = CRC
-                    continue
-                verified[q] = 1
-                chunk = buf[at : at + size]
+                base = offsets[q] - lo
+                size = sizes[q]
+                if verified[q] == 0:
+                    if _crc32(0, buf[base:].ctypes.data, size) != zcrcs[q]:
+                        state[i] = CRC
+                        continue
+                    verified[q] = 1
+                chunk = buf[base : base + size]
                 row = rows[q - first_page[code] - k0]
-                state[i] = OK
                 for x in range(bounds[i], bounds[i + 1]):
                     b = group_byte(chunk, row, table, byte_addr[x] & PAGE_MASK)
                     if b < 0:

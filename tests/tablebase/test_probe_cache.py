@@ -259,20 +259,25 @@ def test_a_damaged_block_is_named_when_read(db3_international, tmp_path) -> None
     assert int(tb.cache.pins.sum()) == tb.cache.resident_slots
 
 
-def test_sparse_batches_read_group_coded_blocks_directly(db3_international, monkeypatch) -> None:
+@pytest.mark.parametrize("gap", [0, None])
+def test_sparse_batches_read_group_coded_blocks_directly(db3_international, monkeypatch, gap):
     """With no slice kept resident and a cache of four blocks, a batch of a few positions a
     block reads their entries straight from the group-coded blocks (none is cached): the
-    answers are the stored arrays', values and WDL, every slice, either side to move."""
-    from tablebase.probe import database
+    answers are the stored arrays', values and WDL, every slice, either side to move. The
+    groups of blocks checked before are read apart (``gap`` 0) or with the bytes between
+    them (the default)."""
+    from tablebase.probe import database, direct
 
     monkeypatch.setattr(database, "RESIDENT_PIECES", 0)
+    if gap is not None:
+        monkeypatch.setattr(direct, "GAP_BYTES", gap)
     tiny = tablebase.open(db3_international, cache=TINY)
     tiny_wdl = tablebase.open(db3_international, wdl_only=True, cache=TINY)
     v = tiny.variant
     for n, s in enumerate(tiny.slices()):
         values, packed = stored(db3_international, s)
-        idx, boards = sample(v, s, 50, n)
-        keep = np.unique(idx // BLOCK_BYTES, return_index=True)[1]  # one a block
+        idx, boards = sample(v, s, 60, n)
+        keep = few_a_block(idx, 3)  # up to three positions a block, in any order
         idx, boards = idx[keep], [b[keep] for b in boards]
         reads = tiny.cache.reads
         np.testing.assert_array_equal(tiny.probe_batch(*boards, True), values[idx], s.name)
@@ -283,6 +288,9 @@ def test_sparse_batches_read_group_coded_blocks_directly(db3_international, monk
             assert tiny.cache.reads == reads  # nothing inflated into the cache
         want = wdl_of_codes(packed, idx)
         np.testing.assert_array_equal(tiny_wdl.probe_batch_wdl(*boards, True), want, s.name)
+        np.testing.assert_array_equal(
+            tiny_wdl.probe_batch_wdl(*flipped(v, boards), False), want, s.name
+        )
         for j in range(min(20, idx.shape[0])):  # single probes: read directly, then cached
             pos = Position(*(int(b[j]) for b in boards), True, v)
             for _ in range(3):
@@ -290,6 +298,17 @@ def test_sparse_batches_read_group_coded_blocks_directly(db3_international, monk
                 assert tiny_wdl.probe_wdl(pos) == want[j], (s.name, pos.fen())
     assert tiny.cache.direct_blocks > 0 and tiny_wdl.cache.direct_blocks > 0
     assert tiny.cache.reads > 0 and tiny_wdl.cache.reads > 0  # pages missed twice: cached
+
+
+def few_a_block(idx: np.ndarray, k: int) -> np.ndarray:
+    """Where in ``idx`` the first ``k`` entries of each block are, shuffled (a batch's
+    positions come in no order)."""
+    block = idx // BLOCK_BYTES
+    order = np.argsort(block, kind="stable")
+    starts = np.searchsorted(block[order], block[order])
+    rank = np.arange(idx.shape[0]) - starts
+    keep = order[rank < k]
+    return np.random.default_rng(len(idx)).permutation(keep)
 
 
 def test_a_damaged_block_read_directly_is_named(db3_international, tmp_path, monkeypatch) -> None:
