@@ -359,7 +359,7 @@ class _Direct:
     table. Replaced, never changed, when a slice is added."""
 
     def __init__(self) -> None:
-        from tablebase.storage.groupcode import MAX_BITS, row_length
+        from tablebase.storage.groupcode import TABLE_SIZE, row_length
 
         self.offsets = np.zeros(0, dtype=np.int64)
         self.sizes = np.zeros(0, dtype=np.int64)
@@ -369,7 +369,7 @@ class _Direct:
         self.first_page = np.zeros(STORED - WIDTHS, dtype=np.int64)
         self.groups_at = np.zeros(STORED - WIDTHS, dtype=np.int64)
         self.tabidx = np.zeros(STORED - WIDTHS, dtype=np.int32)
-        self.tables = np.zeros((0, 1 << MAX_BITS), dtype=np.int32)
+        self.tables = np.zeros((0, TABLE_SIZE), dtype=np.int32)
         self.row_len = row_length(BLOCK_BYTES)
         self.max_size = 0
         self.any = False

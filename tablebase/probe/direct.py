@@ -10,9 +10,10 @@ those groups' bytes are read, the bytes of nearby blocks with one ``pread``. All
 runs compiled, without the GIL, in parallel over the blocks: no Python per block.
 
 ``pread`` is libc's and the CRC-32 ISA-L's (the function the ``isal`` package's zlib
-module is built on; zlib's own ``crc32`` where that is not exported), both called through
-``ctypes``: :data:`AVAILABLE` is False if neither CRC-32 can be found, and batches then read
-whole blocks through the cache as before.
+module is built on; zlib's own ``crc32`` where that is not exported), both called by name
+as external functions whose addresses are given to LLVM at import (so the code is cached
+like the rest): :data:`AVAILABLE` is False if neither CRC-32 can be found, and batches then
+read whole blocks through the cache as before.
 """
 
 from __future__ import annotations
@@ -21,47 +22,49 @@ import ctypes
 import ctypes.util
 
 import numpy as np
-from numba import njit, prange
+from llvmlite.binding import add_symbol
+from numba import njit, prange, types
 
 from tablebase.storage.groupcode import GROUP_BYTES, group_byte, group_start
 from tablebase.storage.paged import PAGE_MASK
 
 
-def _bind() -> tuple[object, object] | None:
-    """``(pread, crc32)`` as ctypes functions, or None where they cannot be found."""
+def _bind() -> bool:
+    """Give the compiled code ``pread`` and a CRC-32 under the names it calls them by
+    (:data:`_pread`, :data:`_crc32`); False where they cannot be found. The code refers to
+    them by name, not by address, so numba caches it like any other function."""
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        pread = libc.pread
-        pread.restype = ctypes.c_ssize_t
-        pread.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int64]
+        pread = ctypes.CDLL(None).pread
     except (OSError, AttributeError):
-        return None
+        return False
     crc = None
     try:
         from isal import isal_zlib
 
         crc = ctypes.CDLL(isal_zlib.__file__).crc32_gzip_refl
-        crc.argtypes = [ctypes.c_uint32, ctypes.c_void_p, ctypes.c_uint64]
     except (OSError, AttributeError, ImportError):
         name = ctypes.util.find_library("z")
         try:
             crc = ctypes.CDLL(name).crc32 if name else None
-            if crc is not None:
-                crc.argtypes = [ctypes.c_ulong, ctypes.c_void_p, ctypes.c_uint]
         except (OSError, AttributeError):
             crc = None
     if crc is None:
-        return None
-    crc.restype = ctypes.c_uint32
-    return pread, crc
+        return False
+    add_symbol("tablebase_pread", ctypes.cast(pread, ctypes.c_void_p).value)
+    add_symbol("tablebase_crc32", ctypes.cast(crc, ctypes.c_void_p).value)
+    return True
 
 
-_BOUND = _bind()
-AVAILABLE = _BOUND is not None
-if _BOUND is not None:
-    _pread, _crc32 = _BOUND
-else:  # never called: AVAILABLE is False
-    _pread = _crc32 = None
+AVAILABLE = _bind()
+# pread(fd, buffer, count, offset); crc32(crc, buffer, length): ISA-L's takes a uint32 and
+# a uint64, zlib's an unsigned long and an unsigned int; both return the CRC in 32 bits,
+# and the arguments are passed in 64-bit registers either way
+_pread = types.ExternalFunction(
+    "tablebase_pread", types.intp(types.intc, types.uintp, types.uintp, types.int64)
+)
+_crc32 = types.ExternalFunction(
+    "tablebase_crc32", types.uint32(types.uint64, types.uintp, types.uint64)
+)
 
 OK, SHORT, CRC, UNDECODABLE = 0, 1, 2, 3  # the state of each block a batch read
 STATES = {
@@ -76,7 +79,7 @@ RUN_ROWS = 1024  # rows of consecutive blocks read with one pread
 GAP_BYTES = 1 << 13  # needed bytes this close are read with one pread, the gap with them
 
 
-@njit(nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _flush(fd, buf, lo, a, b, bad_from):
     """``pread`` bytes ``a`` to ``b`` of a run (its first byte at file offset ``lo``) into
     ``buf[a:b]``; where the read comes back short, the run's bytes from where it stopped
@@ -89,7 +92,7 @@ def _flush(fd, buf, lo, a, b, bad_from):
     return bad_from
 
 
-@njit(nogil=True, parallel=True)  # not cached: numba cannot cache ctypes calls
+@njit(cache=True, nogil=True, parallel=True)
 def read_entries(
     uniq, bounds, byte_addr, page_code, first_page, fds, groups_at, row_len, tabidx, tables,
     offsets, sizes, zcrcs, max_size, verified, gap, out, state,
@@ -205,7 +208,7 @@ def read_entries(
             j = e
 
 
-@njit(nogil=True)  # not cached: numba cannot cache ctypes calls
+@njit(cache=True, nogil=True)
 def read_byte(fd, offset, size, zcrc, rows_at, row_len, k, table, at, buf, row):
     """The byte at ``at`` of block ``k`` of a part (its stored bytes at ``offset``, ``size``
     long, with CRC-32 ``zcrc``; its rows at ``rows_at``), read with ``buf`` and ``row``

@@ -33,6 +33,9 @@ from numba import njit, prange
 GROUP_BYTES = 256  # bytes of a part decoded together by a probe
 FILTER_LEVEL = 1  # the deflate level a group-coded dataset's filter records
 MAX_BITS = 12  # longest Huffman code of the literal/length alphabet
+WINDOW = 1 << MAX_BITS  # entries of a decoding table's half (the bits a look-up sees)
+TABLE_SIZE = 2 * WINDOW  # a decoding table: symbols, then runs of literals
+_MASK = np.uint64(WINDOW - 1)
 LITLEN = 286  # literal/length symbols of deflate (0-255 literals, 256 end, 257-285 lengths)
 _EOB = 256
 _LEN_BASE = np.array(
@@ -380,39 +383,69 @@ def is_code(lengths: np.ndarray) -> bool:
 
 
 def decode_table(lengths: np.ndarray) -> np.ndarray:
-    """The decoding table of a literal/length code: entry ``bits`` (the next
-    :data:`MAX_BITS` bits of the stream, first bit lowest) is ``symbol << 4 | length``."""
+    """The decoding table of a literal/length code, :data:`TABLE_SIZE` entries. Entry
+    ``bits`` (the next :data:`MAX_BITS` bits of the stream, first bit lowest) is
+    ``symbol << 4 | length``; entry ``WINDOW + bits`` is ``last << 12 | count << 4 |
+    length``: the ``count`` literals (0 if the first symbol is not one) whose codes lie
+    whole within those bits, the last of them, and their length in bits together (a
+    reader skips them with one look-up)."""
     codes = _canonical(lengths)
-    table = np.zeros(1 << MAX_BITS, dtype=np.int32)
+    table = np.zeros(TABLE_SIZE, dtype=np.int32)
     for s in np.flatnonzero(lengths):
         n = int(lengths[s])
         step = 1 << n
-        table[int(codes[s]) :: step] = (int(s) << 4) | n
+        table[int(codes[s]) : WINDOW : step] = (int(s) << 4) | n
+    _literal_runs(table)
     return table
 
 
-@njit(cache=True, inline="always")
-def _peek(chunk, bitpos, n):
-    """The ``n`` (at most 25) bits of ``chunk`` from bit ``bitpos``, first bit lowest (bytes
-    past the end read as zeros)."""
-    byte = bitpos >> 3
-    v = np.uint64(0)
-    for k in range(4):
-        if byte + k < chunk.shape[0]:
-            v |= np.uint64(chunk[byte + k]) << np.uint64(8 * k)
-    return np.int64((v >> np.uint64(bitpos & 7)) & np.uint64((1 << n) - 1))
+@njit(cache=True)
+def _literal_runs(table):
+    """Fill the second half of a decoding table (:func:`decode_table`) from its first."""
+    for w in range(WINDOW):
+        used = 0
+        count = 0
+        last = 0
+        while True:
+            t = table[w >> used]
+            n = t & 15
+            if n == 0 or (t >> 4) > 255 or used + n > MAX_BITS:
+                break
+            used += n
+            count += 1
+            last = t >> 4
+        table[WINDOW + w] = (last << 12) | (count << 4) | used
 
 
 @njit(cache=True, inline="always")
-def _repeat(chunk, bitpos, s):
-    """(bytes repeated, bit after the token) of length symbol ``s`` whose extra bits (and
-    then the one-bit distance code) begin at ``bitpos``."""
+def _fill(chunk, byte, acc, nacc):
+    """Bytes of ``chunk`` from ``byte`` into the bit accumulator ``acc`` (``nacc`` bits in
+    it) until it holds more than 56 bits or the chunk ends (later bits read as zeros)."""
+    n = chunk.shape[0]
+    while nacc <= 56 and byte < n:
+        acc |= np.uint64(chunk[byte]) << np.uint64(nacc)
+        byte += 1
+        nacc += 8
+    return byte, acc, nacc
+
+
+@njit(cache=True, inline="always")
+def _reader(chunk, bitpos):
+    """A bit reader (next byte, accumulator, bits in it) at bit ``bitpos`` of ``chunk``."""
+    byte, acc, nacc = _fill(chunk, bitpos >> 3, np.uint64(0), 0)
+    skip = bitpos & 7
+    return byte, acc >> np.uint64(skip), nacc - skip
+
+
+@njit(cache=True, inline="always")
+def _extra(s, acc):
+    """(bytes repeated, bits of the token after its symbol) of length symbol ``s`` whose
+    extra bits (then the one-bit distance code) begin the accumulator ``acc``."""
     e = _LEN_EXTRA_J[s - 257]
     length = _LEN_BASE_J[s - 257]
     if e:
-        length += _peek(chunk, bitpos, e)
-        bitpos += e
-    return length, bitpos + 1  # the one-bit distance code (distance 1)
+        length += np.int64(acc & np.uint64((1 << e) - 1))
+    return length, e + 1  # the one-bit distance code (distance 1)
 
 
 @njit(cache=True)
@@ -439,25 +472,39 @@ def byte_in_group(chunk, bitpos, table, want):
     have = 0
     prev = -1
     limit = chunk.shape[0] * 8
+    byte, acc, nacc = _reader(chunk, bitpos)
     while bitpos < limit:
-        t = table[_peek(chunk, bitpos, MAX_BITS)]
-        n = t & 15
-        if n == 0:
-            return -1
-        bitpos += n
-        s = t >> 4
-        if s < 256:
-            if have == want:
-                return s
-            prev = s
-            have += 1
-        elif s == 256 or prev < 0:
-            return -1
+        if nacc < 32:
+            byte, acc, nacc = _fill(chunk, byte, acc, nacc)
+        w = np.int64(acc & _MASK)
+        m = table[WINDOW + w]
+        count = (m >> 4) & 15
+        n = m & 15
+        if count and have + count <= want and bitpos + n <= limit:  # literals before it
+            have += count
+            prev = m >> 12
         else:
-            length, bitpos = _repeat(chunk, bitpos, s)
-            if want < have + length:
-                return prev
-            have += length
+            t = table[w]
+            n = t & 15
+            if n == 0:
+                return -1
+            s = t >> 4
+            if s < 256:
+                if have == want:
+                    return s
+                prev = s
+                have += 1
+            elif s == 256 or prev < 0:
+                return -1
+            else:
+                length, more = _extra(s, acc >> np.uint64(n))
+                n += more
+                if want < have + length:
+                    return prev
+                have += length
+        bitpos += n
+        acc >>= np.uint64(n)
+        nacc -= n
     return -1
 
 
@@ -474,14 +521,16 @@ def decode_groups(chunk, row, table, block_bytes, out):
         pos = bitpos
         have = g * GROUP_BYTES
         end = min(have + GROUP_BYTES, block_bytes)
+        byte, acc, nacc = _reader(chunk, pos)
         while have < end:
             if pos >= limit:
                 return False
-            t = table[_peek(chunk, pos, MAX_BITS)]
+            if nacc < 32:
+                byte, acc, nacc = _fill(chunk, byte, acc, nacc)
+            t = table[np.int64(acc & _MASK)]
             n = t & 15
             if n == 0:
                 return False
-            pos += n
             s = t >> 4
             if s < 256:
                 out[have] = s
@@ -489,10 +538,14 @@ def decode_groups(chunk, row, table, block_bytes, out):
             elif s == 256 or have == g * GROUP_BYTES:
                 return False
             else:
-                length, pos = _repeat(chunk, pos, s)
+                length, more = _extra(s, acc >> np.uint64(n))
+                n += more
                 if have + length > end:
                     return False
                 for _ in range(length):
                     out[have] = out[have - 1]
                     have += 1
+            pos += n
+            acc >>= np.uint64(n)
+            nacc -= n
     return True
