@@ -73,6 +73,29 @@ def test_a_block_shorter_than_a_group_and_not_a_multiple_of_it() -> None:
             assert got == want.tolist()
 
 
+def test_a_look_up_skips_the_literals_its_bits_hold_whole() -> None:
+    """Literals 0, 1, 2 and the end of block, two bits each (codes 00, 01, 10, 11 read
+    first bit first): twelve bits hold six literals whole, or fewer before a symbol that
+    is not a literal; a group of such literals decodes byte by byte all the same."""
+    lengths = np.zeros(gc.LITLEN, dtype=np.int32)
+    lengths[[0, 1, 2, 256]] = 2
+    table = gc.decode_table(lengths)
+    skip = table[gc.WINDOW :]
+    assert skip[0] == (0 << 12) | (6 << 4) | 12  # six 0s
+    # 0, 1 (code 01, written first bit lowest: 0b10), then the end of block: two literals
+    w = 0b11_10_00 | (0b10_00 << 6)
+    assert skip[w] == (1 << 12) | (2 << 4) | 4
+    assert skip[0b11] == 0  # the end of block first: nothing to skip
+    # a stream of those codes, as a group: bytes 0,1,2 repeated, read at every offset
+    data = np.tile(np.array([0, 1, 2], dtype=np.uint8), 20)
+    bits = 0
+    for k, b in enumerate(data):
+        bits |= int(gc._canonical(lengths)[b]) << (2 * k)
+    chunk = np.frombuffer(bits.to_bytes(16, "little"), dtype=np.uint8)
+    got = [gc.byte_in_group(chunk, 0, table, i) for i in range(data.shape[0])]
+    assert got == data.tolist()
+
+
 def test_a_damaged_stream_or_row_is_not_decoded_as_the_block() -> None:
     raw = parts()["distances"]
     code, chunks, rows = encode(raw)
