@@ -28,7 +28,9 @@ from __future__ import annotations
 import heapq
 
 import numpy as np
-from numba import njit, prange
+from llvmlite import ir
+from numba import njit, prange, types
+from numba.extending import intrinsic
 
 GROUP_BYTES = 256  # bytes of a part decoded together by a probe
 FILTER_LEVEL = 1  # the deflate level a group-coded dataset's filter records
@@ -417,11 +419,31 @@ def _literal_runs(table):
         table[WINDOW + w] = (last << 12) | (count << 4) | used
 
 
+@intrinsic
+def _load64(typingctx, chunk, at):  # type: ignore[no-untyped-def]
+    """The 8 bytes of ``chunk`` (a contiguous ``uint8`` array) from byte ``at`` as one
+    little-endian ``uint64``, loaded unaligned (the caller sees that ``at + 8`` is within
+    the array)."""
+
+    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+        arr = context.make_array(sig.args[0])(context, builder, args[0])
+        ptr = builder.bitcast(builder.gep(arr.data, [args[1]]), ir.IntType(64).as_pointer())
+        return builder.load(ptr, align=1)
+
+    return types.uint64(chunk, types.intp), codegen
+
+
 @njit(cache=True, inline="always")
 def _fill(chunk, byte, acc, nacc):
     """Bytes of ``chunk`` from ``byte`` into the bit accumulator ``acc`` (``nacc`` bits in
-    it) until it holds more than 56 bits or the chunk ends (later bits read as zeros)."""
+    it, fewer than 64) until it holds more than 56 bits or the chunk ends (later bits read
+    as zeros). Away from the chunk's end the next 8 bytes are loaded at once and as many
+    of them counted in as fit whole (the accumulator may then hold the first bits of the
+    next byte as well: loading it again writes the same bits)."""
     n = chunk.shape[0]
+    if byte + 8 <= n:
+        acc |= _load64(chunk, byte) << np.uint64(nacc)
+        return byte + ((63 - nacc) >> 3), acc, nacc | 56
     while nacc <= 56 and byte < n:
         acc |= np.uint64(chunk[byte]) << np.uint64(nacc)
         byte += 1
@@ -431,7 +453,8 @@ def _fill(chunk, byte, acc, nacc):
 
 @njit(cache=True, inline="always")
 def _reader(chunk, bitpos):
-    """A bit reader (next byte, accumulator, bits in it) at bit ``bitpos`` of ``chunk``."""
+    """A bit reader (next byte, accumulator, bits in it: at least 49 unless the chunk ends
+    sooner) at bit ``bitpos`` of ``chunk``."""
     byte, acc, nacc = _fill(chunk, bitpos >> 3, np.uint64(0), 0)
     skip = bitpos & 7
     return byte, acc >> np.uint64(skip), nacc - skip
@@ -474,8 +497,6 @@ def byte_in_group(chunk, bitpos, table, want):
     limit = chunk.shape[0] * 8
     byte, acc, nacc = _reader(chunk, bitpos)
     while bitpos < limit:
-        if nacc < 32:
-            byte, acc, nacc = _fill(chunk, byte, acc, nacc)
         w = np.int64(acc & _MASK)
         m = table[WINDOW + w]
         count = (m >> 4) & 15
@@ -504,7 +525,7 @@ def byte_in_group(chunk, bitpos, table, want):
                 have += length
         bitpos += n
         acc >>= np.uint64(n)
-        nacc -= n
+        byte, acc, nacc = _fill(chunk, byte, acc, nacc - n)  # a token is at most 18 bits
     return -1
 
 
@@ -525,8 +546,6 @@ def decode_groups(chunk, row, table, block_bytes, out):
         while have < end:
             if pos >= limit:
                 return False
-            if nacc < 32:
-                byte, acc, nacc = _fill(chunk, byte, acc, nacc)
             t = table[np.int64(acc & _MASK)]
             n = t & 15
             if n == 0:
@@ -547,5 +566,5 @@ def decode_groups(chunk, row, table, block_bytes, out):
                     have += 1
             pos += n
             acc >>= np.uint64(n)
-            nacc -= n
+            byte, acc, nacc = _fill(chunk, byte, acc, nacc - n)
     return True
