@@ -259,8 +259,8 @@ class PagedPart:
             state = np.zeros(duniq.shape[0], dtype=np.int8)
             direct.read_entries(
                 duniq, dbounds, daddr >> (shift - PAGE_SHIFT), self._page_code, d.first_page,
-                d.fds, d.groups_at, d.row_len, d.tabidx, d.tables, d.offsets, d.sizes,
-                d.zcrcs, d.max_size, d.verified, direct.GAP_BYTES, raw, state,
+                d.fds, d.groups_at, d.row_lens, d.shifts, d.tabidx, d.tables, d.offsets,
+                d.sizes, d.zcrcs, d.max_size, d.verified, direct.GAP_BYTES, raw, state,
             )  # fmt: skip
         finally:
             with c.lock:
@@ -310,9 +310,10 @@ class PagedPart:
         try:
             b = direct.read_byte(
                 int(d.fds[code]), int(d.offsets[page]), int(d.sizes[page]), int(d.zcrcs[page]),
-                int(d.groups_at[code]), d.row_len, k, d.tables[int(d.tabidx[code])],
-                addr & (BLOCK_BYTES - 1), np.empty(d.max_size + 8, dtype=np.uint8),
-                np.empty(d.row_len, dtype=np.uint16),
+                int(d.groups_at[code]), int(d.row_lens[code]), int(d.shifts[code]), k,
+                d.tables[int(d.tabidx[code])], addr & (BLOCK_BYTES - 1),
+                np.empty(d.max_size + 8, dtype=np.uint8),
+                np.empty(int(d.row_lens[code]), dtype=np.uint16),
             )  # fmt: skip
         finally:
             with c.lock:
@@ -355,11 +356,11 @@ def reads_directly(positions: int, blocks: int, slots: int) -> bool:
 class _Direct:
     """The page-indexed places of a part's group-coded blocks (:mod:`tablebase.probe.direct`):
     per page its stored bytes' offset, length (-1: not group-coded, or a resident slice) and
-    CRC-32; per slice (code) its file descriptor, first page, rows' offset and decoding
-    table. Replaced, never changed, when a slice is added."""
+    CRC-32; per slice (code) its file descriptor, first page, rows' offset and length, group
+    size (as a shift) and decoding table. Replaced, never changed, when a slice is added."""
 
     def __init__(self) -> None:
-        from tablebase.storage.groupcode import TABLE_SIZE, row_length
+        from tablebase.storage.groupcode import TABLE_SIZE
 
         self.offsets = np.zeros(0, dtype=np.int64)
         self.sizes = np.zeros(0, dtype=np.int64)
@@ -369,8 +370,9 @@ class _Direct:
         self.first_page = np.zeros(STORED - WIDTHS, dtype=np.int64)
         self.groups_at = np.zeros(STORED - WIDTHS, dtype=np.int64)
         self.tabidx = np.zeros(STORED - WIDTHS, dtype=np.int32)
+        self.row_lens = np.zeros(STORED - WIDTHS, dtype=np.int64)
+        self.shifts = np.zeros(STORED - WIDTHS, dtype=np.int64)
         self.tables = np.zeros((0, TABLE_SIZE), dtype=np.int32)
-        self.row_len = row_length(BLOCK_BYTES)
         self.max_size = 0
         self.any = False
 
@@ -385,7 +387,7 @@ class _Direct:
         m = self.offsets.shape[0]
         g.offsets[:m], g.sizes[:m], g.zcrcs[:m] = self.offsets, self.sizes, self.zcrcs
         g.verified[:m] = self.verified
-        for a in ("fds", "first_page", "groups_at", "tabidx"):
+        for a in ("fds", "first_page", "groups_at", "tabidx", "row_lens", "shifts"):
             setattr(g, a, getattr(self, a).copy())
         g.tables, g.max_size, g.any = self.tables, self.max_size, self.any
         groups = getattr(source, "groups", None)
@@ -398,6 +400,8 @@ class _Direct:
         g.fds[code] = source.fd
         g.first_page[code] = first
         g.groups_at[code] = groups.at
+        g.row_lens[code] = groups.row_len
+        g.shifts[code] = groups.shift
         g.tabidx[code] = g.tables.shape[0]
         g.tables = np.concatenate([g.tables, groups.table[None, :]])
         g.max_size = max(g.max_size, int(reader.sizes.max(initial=0)))

@@ -25,7 +25,7 @@ import numpy as np
 from llvmlite.binding import add_symbol
 from numba import njit, prange, types
 
-from tablebase.storage.groupcode import GROUP_BYTES, group_byte, group_start
+from tablebase.storage.groupcode import group_byte, group_start
 from tablebase.storage.paged import PAGE_MASK
 
 
@@ -94,16 +94,17 @@ def _flush(fd, buf, lo, a, b, bad_from):
 
 @njit(cache=True, nogil=True, parallel=True)
 def read_entries(
-    uniq, bounds, byte_addr, page_code, first_page, fds, groups_at, row_len, tabidx, tables,
-    offsets, sizes, zcrcs, max_size, verified, gap, out, state,
+    uniq, bounds, byte_addr, page_code, first_page, fds, groups_at, row_lens, shifts, tabidx,
+    tables, offsets, sizes, zcrcs, max_size, verified, gap, out, state,
 ):  # fmt: skip
     """For each page ``uniq[j]`` (a block of the part; in increasing order) and its
     positions ``bounds[j]`` to ``bounds[j + 1]`` (their byte addresses ``byte_addr``, in
     the part's address space of ``BLOCK_BYTES`` a page): the byte at each address into
     ``out`` and the block's state (:data:`OK`, or what was wrong) into ``state[j]``. Per
     page: its slice ``page_code``, whose first page is ``first_page``, file descriptor
-    ``fds``, rows at ``groups_at`` and decoding table ``tables[tabidx]``; the block's
-    stored bytes at ``offsets``, ``sizes`` long, with CRC-32 ``zcrcs``.
+    ``fds``, rows at ``groups_at`` (``row_lens`` entries each, groups of ``1 << shifts``
+    bytes) and decoding table ``tables[tabidx]``; the block's stored bytes at ``offsets``,
+    ``sizes`` long, with CRC-32 ``zcrcs``.
 
     Blocks of one slice that lie close together in the file form a run (at most
     :data:`WINDOW` bytes, whose rows are read with one ``pread``). A block is needed whole
@@ -115,9 +116,10 @@ def read_entries(
     position every few blocks reads just their groups."""
     n = uniq.shape[0]
     stripes = min(n, 256)
+    widest = max(row_lens.max(), 1)
     for t in prange(stripes):
         buf = np.empty(WINDOW + max_size + 8, dtype=np.uint8)
-        rows = np.empty((RUN_ROWS, row_len), dtype=np.uint16)
+        rows = np.empty(RUN_ROWS * widest, dtype=np.uint16)
         need_lo = np.empty(RUN_ROWS, dtype=np.int64)  # the bytes each block of a run needs
         need_hi = np.empty(RUN_ROWS, dtype=np.int64)
         j = t * n // stripes
@@ -138,6 +140,8 @@ def read_entries(
                 hi = offsets[q] + sizes[q]
                 e += 1
             fd = fds[code]
+            row_len = row_lens[code]
+            shift = shifts[code]
             nrows = uniq[e - 1] - first_page[code] - k0 + 1
             got_rows = _pread(
                 fd, rows.ctypes.data, 2 * row_len * nrows, groups_at[code] + 2 * row_len * k0
@@ -151,11 +155,12 @@ def read_entries(
                     need_lo[i - j] = base
                     need_hi[i - j] = base + sizes[q]
                     continue
-                row = rows[q - first_page[code] - k0]
+                r = (q - first_page[code] - k0) * row_len
+                row = rows[r : r + row_len]
                 a = sizes[q]
                 b = 0
                 for x in range(bounds[i], bounds[i + 1]):
-                    g = (byte_addr[x] & PAGE_MASK) // GROUP_BYTES
+                    g = (byte_addr[x] & PAGE_MASK) >> shift
                     start = group_start(row, g)
                     if g + 1 < row_len - 1:
                         end = (start + row[g + 1] + 7) >> 3
@@ -198,9 +203,10 @@ def read_entries(
                         continue
                     verified[q] = 1
                 chunk = buf[base : base + size]
-                row = rows[q - first_page[code] - k0]
+                r = (q - first_page[code] - k0) * row_len
+                row = rows[r : r + row_len]
                 for x in range(bounds[i], bounds[i + 1]):
-                    b = group_byte(chunk, row, table, byte_addr[x] & PAGE_MASK)
+                    b = group_byte(chunk, row, table, byte_addr[x] & PAGE_MASK, shift)
                     if b < 0:
                         state[i] = UNDECODABLE
                         break
@@ -209,15 +215,16 @@ def read_entries(
 
 
 @njit(cache=True, nogil=True)
-def read_byte(fd, offset, size, zcrc, rows_at, row_len, k, table, at, buf, row):
+def read_byte(fd, offset, size, zcrc, rows_at, row_len, shift, k, table, at, buf, row):
     """The byte at ``at`` of block ``k`` of a part (its stored bytes at ``offset``, ``size``
-    long, with CRC-32 ``zcrc``; its rows at ``rows_at``), read with ``buf`` and ``row``
-    (room enough); ``-1 - state`` where the block is not as stored (:data:`STATES`)."""
+    long, with CRC-32 ``zcrc``; its rows at ``rows_at``, ``row_len`` entries each, groups
+    of ``1 << shift`` bytes), read with ``buf`` and ``row`` (room enough); ``-1 - state``
+    where the block is not as stored (:data:`STATES`)."""
     if _pread(fd, buf.ctypes.data, size, offset) != size:
         return -1 - SHORT
     if _crc32(0, buf.ctypes.data, size) != zcrc:
         return -1 - CRC
     if _pread(fd, row.ctypes.data, 2 * row_len, rows_at + 2 * row_len * k) != 2 * row_len:
         return -1 - SHORT
-    b = group_byte(buf[:size], row, table, at)
+    b = group_byte(buf[:size], row[:row_len], table, at, shift)
     return b if b >= 0 else -1 - UNDECODABLE

@@ -53,7 +53,7 @@ _ENCODERS = {"isal": (isal_zlib.compress, range(4)), "zlib": (zlib.compress, ran
 # smaller blocks cost 16 bytes each of index kept in memory and more chunks in HDF5's index.
 BLOCK_BYTES = 1 << 14
 CRC_SUFFIX = "_crc32"  # the dataset of per-chunk checksums beside a dataset written with them
-GROUPS_CODEC = "groups"  # group-coded deflate (tablebase.storage.groupcode)
+GROUPS_CODEC = "groups"  # group-coded deflate (tablebase.storage.groupcode): "groups-<size>"
 GROUPS_SUFFIX = "_groups"  # where each group of each chunk begins (group-coded parts)
 ZCRC_SUFFIX = "_zcrc32"  # the CRC-32 of each chunk's stored bytes (group-coded parts)
 CODE_SUFFIX = "_code"  # the lengths of the literal/length code (group-coded parts)
@@ -62,6 +62,20 @@ CODE_SUFFIX = "_code"  # the lengths of the literal/length code (group-coded par
 def block_crc(raw: bytes | np.ndarray) -> int:
     """CRC-32 of a block's uncompressed bytes (zlib's, by ISA-L: about 40 GB/s here)."""
     return isal_zlib.crc32(raw)
+
+
+def group_size(codec: str) -> int | None:
+    """The group size of a group-coded codec name (``"groups-128"``: groups of 128 bytes,
+    :mod:`tablebase.storage.groupcode`), None for another codec; ValueError for a group
+    size that is not one."""
+    lib, _, size = codec.partition("-")
+    if lib != GROUPS_CODEC:
+        return None
+    from tablebase.storage.groupcode import is_group_size
+
+    if not size.isdigit() or not is_group_size(int(size)):
+        raise ValueError(f"unknown codec {codec!r}: groups-<a power of two from 16 to 4096>")
+    return int(size)
 
 
 def encoder(codec: str) -> tuple[Callable[[bytes], bytes], int]:
@@ -88,12 +102,13 @@ def write_dataset(
     ``chunk`` entries deflated by ``codec`` (after the shuffle filter if ``shuffle``) in
     ``threads`` threads; the filter records the codec's level. ``block_checksums``: also
     write ``<name>_crc32``, the CRC-32 of every chunk (see the module docstring)."""
-    if codec == GROUPS_CODEC:
+    group_bytes = group_size(codec)
+    if group_bytes is not None:
         if data.dtype.itemsize != 1 or not block_checksums:
             raise ValueError(
                 f"the {GROUPS_CODEC} codec writes one-byte entries with block checksums"
             )
-        return _write_groups(group, name, data, chunk, threads)
+        return _write_groups(group, name, data, chunk, group_bytes, threads)
     deflate, level = encoder(codec)
     data = np.ascontiguousarray(data)
     n = data.shape[0]
@@ -136,10 +151,11 @@ def write_dataset(
 
 
 def _write_groups(
-    group: h5py.Group, name: str, data: np.ndarray, chunk: int, threads: int
+    group: h5py.Group, name: str, data: np.ndarray, chunk: int, group_bytes: int, threads: int
 ) -> h5py.Dataset:
     """:func:`write_dataset` with the group-coded deflate of :mod:`tablebase.storage.groupcode`
-    (one code for the part, ``<name>_groups`` and ``<name>_zcrc32`` beside it)."""
+    in groups of ``group_bytes`` (one code for the part, ``<name>_groups``, which records
+    the group size, and ``<name>_zcrc32`` beside it)."""
     from tablebase.storage import groupcode as gc
 
     n = data.shape[0]
@@ -149,15 +165,15 @@ def _write_groups(
     tail = np.zeros(chunk, dtype=np.uint8)  # the edge block, padded with the fill value
     tail[: n - full * chunk] = np.asarray(data[full * chunk :]).view(np.uint8)
     raw = np.asarray(data[: full * chunk]).view(np.uint8)
-    freq = gc.count_symbols(raw, chunk)
+    freq = gc.count_symbols(raw, chunk, group_bytes)
     if full < nblocks:
-        freq = freq + gc.count_symbols(tail, chunk)
+        freq = freq + gc.count_symbols(tail, chunk, group_bytes)
     code = gc.code_of(freq)
     ds = group.create_dataset(
         name, shape=(n,), dtype=np.uint8, chunks=(chunk,), compression="gzip",
         compression_opts=gc.FILTER_LEVEL, track_times=False,
     )  # fmt: skip
-    rows = np.zeros((nblocks, gc.row_length(chunk)), dtype=np.uint16)
+    rows = np.zeros((nblocks, gc.row_length(chunk, group_bytes)), dtype=np.uint16)
     crcs = np.zeros(nblocks, dtype=np.uint32)
     zcrcs = np.zeros(nblocks, dtype=np.uint32)
     width = gc.max_chunk_bytes(chunk, code.header_bits)
@@ -168,9 +184,12 @@ def _write_groups(
         count = min(window, nblocks - first)
         in_full = max(0, min(count, full - first))
         if in_full:
-            code.encode(raw, first, in_full, chunk, out, sizes, rows[first:])
+            code.encode(raw, first, in_full, chunk, group_bytes, out, sizes, rows[first:])
         if in_full < count:  # the edge block
-            code.encode(tail, 0, 1, chunk, out[in_full:], sizes[in_full:], rows[first + in_full :])
+            code.encode(
+                tail, 0, 1, chunk, group_bytes, out[in_full:], sizes[in_full:],
+                rows[first + in_full :],
+            )  # fmt: skip
         for j in range(count):
             k = first + j
             blob = out[j, : sizes[j]]
@@ -179,7 +198,8 @@ def _write_groups(
             zcrcs[k] = block_crc(blob)
             ds.id.write_direct_chunk((k * chunk,), blob.tobytes())
     group.create_dataset(name + CRC_SUFFIX, data=crcs, track_times=False)
-    group.create_dataset(name + GROUPS_SUFFIX, data=rows, track_times=False)
+    index = group.create_dataset(name + GROUPS_SUFFIX, data=rows, track_times=False)
+    index.attrs[gc.GROUP_ATTR] = np.int64(group_bytes)
     group.create_dataset(name + ZCRC_SUFFIX, data=zcrcs, track_times=False)
     group.create_dataset(name + CODE_SUFFIX, data=code.lengths.astype(np.uint8), track_times=False)
     return ds
@@ -270,7 +290,8 @@ def check_groups(ds: h5py.Dataset, threads: int) -> None:
             return k  # stored bytes as written (their CRC matched) that do not inflate
         out = np.empty(chunk, dtype=np.uint8)
         stored = np.frombuffer(blob, dtype=np.uint8)
-        if not gc.decode_groups(stored, row, groups.table, chunk, out) or out.tobytes() != raw:
+        ok = gc.decode_groups(stored, row, groups.table, chunk, groups.group_bytes, out)
+        if not ok or out.tobytes() != raw:
             return k
         return None
 
@@ -389,12 +410,16 @@ class BlockReader:
 
 class Groups:
     """Where a group-coded part's groups are (:mod:`tablebase.storage.groupcode`): the file
-    offset of its rows (``<part>_groups``, contiguous), their length, the CRC-32 of each
-    chunk's stored bytes and the part's decoding table."""
+    offset of its rows (``<part>_groups``, contiguous), their length, the group size, the
+    CRC-32 of each chunk's stored bytes and the part's decoding table."""
 
-    def __init__(self, at: int, row_len: int, zcrcs: np.ndarray, table: np.ndarray) -> None:
+    def __init__(
+        self, at: int, row_len: int, group_bytes: int, zcrcs: np.ndarray, table: np.ndarray
+    ) -> None:
         self.at = at
         self.row_len = row_len
+        self.group_bytes = group_bytes
+        self.shift = group_bytes.bit_length() - 1  # a group's number: byte >> shift
         self.zcrcs = zcrcs
         self.table = table
 
@@ -409,7 +434,15 @@ def _groups_of(ds: h5py.Dataset, nblocks: int, chunk: int) -> Groups | None:
     if all(p is None for p in parts):
         return None
     rows, zcrc, code = parts
-    row_len = gc.row_length(chunk)
+    group_bytes = gc.OLD_GROUP_BYTES
+    if rows is not None and gc.GROUP_ATTR in rows.attrs:
+        size = rows.attrs[gc.GROUP_ATTR]
+        if np.ndim(size) or not np.issubdtype(np.asarray(size).dtype, np.integer):
+            raise OSError(f"the group index of {ds.name} is not as written")
+        group_bytes = int(size)
+    if not gc.is_group_size(group_bytes):
+        raise OSError(f"the group index of {ds.name} is not as written")
+    row_len = gc.row_length(chunk, group_bytes)
     if (
         rows is None or zcrc is None or code is None
         or rows.shape != (nblocks, row_len) or rows.dtype != np.dtype("<u2")
@@ -422,8 +455,9 @@ def _groups_of(ds: h5py.Dataset, nblocks: int, chunk: int) -> Groups | None:
     if at is None or lengths.max(initial=0) > gc.MAX_BITS or not gc.is_code(lengths):
         raise OSError(f"the group index of {ds.name} is not as written")
     return Groups(
-        int(at), row_len, np.asarray(zcrc[...], dtype=np.uint32), gc.decode_table(lengths)
-    )
+        int(at), row_len, group_bytes, np.asarray(zcrc[...], dtype=np.uint32),
+        gc.decode_table(lengths),
+    )  # fmt: skip
 
 
 def _filters(ds: h5py.Dataset) -> list[int] | None:

@@ -57,17 +57,17 @@ from tablebase.storage.chunkio import (
 )
 from tablebase.storage.values import dtw_histogram, narrowed, value_bits
 
-FORMAT_VERSION = 4  # the layout written; 1 (values only), 2 (no header), 3 are still read
-READABLE_VERSIONS = (1, 2, 3, 4)
+FORMAT_VERSION = 5  # the layout written; 1 (values only), 2 (no header), 3, 4 are still read
+READABLE_VERSIONS = (1, 2, 3, 4, 5)
 HDF5_LIBVER = ("v110", "v110")  # superblock 3, object headers 2: metadata with checksums
 DATASET = "values"  # the distances part
 WDL_DATASET = "wdl"  # the compact win/draw/loss part
 # Deflate encoders (tablebase.storage.chunkio): the generator's files are written fast; the WDL
 # part of a distribution copy (tablebase export), written once and downloaded many times,
 # small. Readers inflate either.
-VALUES_CODEC = GROUPS_CODEC  # one-byte values; two-byte values are written with VALUES_CODEC_16
+VALUES_CODEC = f"{GROUPS_CODEC}-128"  # one-byte values (two-byte ones: VALUES_CODEC_16)
 VALUES_CODEC_16 = "isal-1"
-WDL_CODEC = GROUPS_CODEC
+WDL_CODEC = f"{GROUPS_CODEC}-256"  # four codes a byte, mostly repeats: groups as in format 4
 VALUES_ENCODING = "0 draw, else dtw+1 (odd dtw win, even dtw loss, side to move)"
 WDL_ENCODING = (
     "2 bits per entry, entry i in bits 2*(i%4) of byte i//4: 0 draw, 1 win, 2 loss (side to "

@@ -2,25 +2,29 @@
 
 A block of a part (:data:`~tablebase.storage.chunkio.BLOCK_BYTES` bytes) is written as one
 zlib stream holding one dynamic-Huffman deflate block, so every HDF5 reader inflates it as
-any other chunk; but the stream is made so that a reader who knows where a *group* of
-:data:`GROUP_BYTES` bytes begins can decode the group alone, without inflating the block:
+any other chunk; but the stream is made so that a reader who knows where a *group* of the
+part's group size (a power of two, :func:`is_group_size`; the part's ``<part>_groups``
+dataset says it, :data:`GROUP_ATTR`) begins can decode the group alone, without inflating
+the block:
 
 - the Huffman codes are those of the whole part (every block of a part carries the same
   header), so a prober builds the decoding table once per part;
 - the only tokens are literals and repeats of the byte before (length codes with distance
   1), and no repeat crosses the start of a group; a group's first token is a literal;
 - beside the chunks, ``<part>_groups`` (``uint16``, one row of ``1 + BLOCK_BYTES //
-  GROUP_BYTES`` per block) holds where each group's tokens begin: ``row[0]`` is the bit
-  offset of group 0 in the chunk (after the zlib header and the deflate header),
-  ``row[g]`` for ``g >= 1`` the length in bits of group ``g - 1``;
+  group`` per block, :func:`row_length`) holds where each group's tokens begin:
+  ``row[0]`` is the bit offset of group 0 in the chunk (after the zlib header and the
+  deflate header), ``row[g]`` for ``g >= 1`` the length in bits of group ``g - 1``;
 - ``<part>_zcrc32`` holds the CRC-32 of each chunk's stored (compressed) bytes, so that a
   group read straight from the file is checked without inflating its block.
 
 Huffman codes are limited to :data:`MAX_BITS` bits (a decoding table of 2^12 entries per
 part). Literals and repeats of one byte are what values and WDL codes mostly are: on the
 slices measured (docs/FORMAT.md) this is within a few per cent of ISA-L's level 1 deflate,
-smaller on some, and a probe decodes on average half a group (128 bytes) instead of a
-16 KiB block.
+smaller on some, and a probe decodes on average half a group instead of a 16 KiB block.
+Format 5 writes values in groups of 128 bytes and WDL codes (four to a byte, and mostly
+repeats) in groups of 256; format 4 wrote both in groups of 256, and its ``<part>_groups``
+carries no group size (:data:`OLD_GROUP_BYTES`).
 """
 
 from __future__ import annotations
@@ -32,7 +36,9 @@ from llvmlite import ir
 from numba import njit, prange, types
 from numba.extending import intrinsic
 
-GROUP_BYTES = 256  # bytes of a part decoded together by a probe
+OLD_GROUP_BYTES = 256  # the group size of a part whose rows do not say it (format 4)
+GROUP_ATTR = "group_bytes"  # the attribute of ``<part>_groups`` giving the group size
+MIN_GROUP, MAX_GROUP = 16, 4096  # group sizes read (a group's length in bits fits a uint16)
 FILTER_LEVEL = 1  # the deflate level a group-coded dataset's filter records
 MAX_BITS = 12  # longest Huffman code of the literal/length alphabet
 WINDOW = 1 << MAX_BITS  # entries of a decoding table's half (the bits a look-up sees)
@@ -49,9 +55,15 @@ _LEN_EXTRA = np.array(
 _CL_ORDER = (16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15)
 
 
-def row_length(block_bytes: int) -> int:
-    """``uint16`` entries of a block's row in ``<part>_groups``."""
-    return 1 + -(-block_bytes // GROUP_BYTES)
+def is_group_size(group: int) -> bool:
+    """True if ``group`` is a group size this module writes and reads: a power of two from
+    :data:`MIN_GROUP` to :data:`MAX_GROUP` bytes."""
+    return MIN_GROUP <= group <= MAX_GROUP and group & (group - 1) == 0
+
+
+def row_length(block_bytes: int, group: int) -> int:
+    """``uint16`` entries of a block's row in ``<part>_groups`` (groups of ``group`` bytes)."""
+    return 1 + -(-block_bytes // group)
 
 
 # ---------------------------------------------------------------- tokens and frequencies
@@ -84,23 +96,24 @@ STRIPES = 64  # runs of blocks counted apart (in parallel), then summed
 
 
 @njit(cache=True, parallel=True)
-def count_symbols(raw, block_bytes):
+def count_symbols(raw, block_bytes, group):
     """Frequencies of the literal/length symbols of the tokens of every block of ``raw``
-    (whole blocks), counted in :data:`STRIPES` runs of blocks in parallel, then summed."""
+    (whole blocks, in groups of ``group`` bytes), counted in :data:`STRIPES` runs of blocks
+    in parallel, then summed."""
     nblocks = raw.shape[0] // block_bytes
     counts = np.zeros((STRIPES, LITLEN), dtype=np.int64)
     for t in prange(STRIPES):
         c = counts[t]
         for b in range(t * nblocks // STRIPES, (t + 1) * nblocks // STRIPES):
-            _count_block(raw, b * block_bytes, block_bytes, c)
+            _count_block(raw, b * block_bytes, block_bytes, group, c)
     return counts.sum(axis=0)
 
 
 @njit(cache=True)
-def _count_block(raw, base, block_bytes, c):
+def _count_block(raw, base, block_bytes, group, c):
     """Add the symbols of the block at ``raw[base:]`` to the counts ``c``."""
-    for g0 in range(base, base + block_bytes, GROUP_BYTES):
-        end = min(g0 + GROUP_BYTES, base + block_bytes)
+    for g0 in range(base, base + block_bytes, group):
+        end = min(g0 + group, base + block_bytes)
         c[raw[g0]] += 1
         i = g0 + 1
         while i < end:
@@ -221,11 +234,12 @@ class PartCode:
         self.header, self.header_bits = self._header()
         self.table = decode_table(self.lengths)
 
-    def encode(self, raw, first, count, block_bytes, out, sizes, rows) -> None:  # type: ignore[no-untyped-def]
-        """Blocks ``first`` to ``first + count`` of ``raw`` into the rows of ``out``, their
-        stream lengths into ``sizes`` and their group offsets into ``rows``."""
+    def encode(self, raw, first, count, block_bytes, group, out, sizes, rows) -> None:  # type: ignore[no-untyped-def]
+        """Blocks ``first`` to ``first + count`` of ``raw`` (in groups of ``group`` bytes)
+        into the rows of ``out``, their stream lengths into ``sizes`` and their group
+        offsets into ``rows``."""
         encode_blocks(
-            raw, first, count, block_bytes, self.lengths, self.codes, self.header,
+            raw, first, count, block_bytes, group, self.lengths, self.codes, self.header,
             self.header_bits, out, sizes, rows,
         )  # fmt: skip
 
@@ -263,9 +277,10 @@ def code_of(freq: np.ndarray) -> PartCode:
     return PartCode(_huffman_lengths(freq, MAX_BITS))
 
 
-def part_code(raw: np.ndarray, block_bytes: int) -> PartCode:
-    """The code of a part whose bytes (whole blocks, the last padded) are ``raw``."""
-    return code_of(count_symbols(raw, block_bytes))
+def part_code(raw: np.ndarray, block_bytes: int, group: int) -> PartCode:
+    """The code of a part whose bytes (whole blocks, the last padded; groups of ``group``
+    bytes) are ``raw``."""
+    return code_of(count_symbols(raw, block_bytes, group))
 
 
 # ---------------------------------------------------------------- writing a block
@@ -300,10 +315,10 @@ def _put(out, pos, acc, nacc, v, n):
 
 
 @njit(cache=True)
-def encode_block(raw, lo, block_bytes, lengths, codes, header, header_bits, out, row):
-    """Write block ``raw[lo : lo + block_bytes]`` as a zlib stream into ``out`` (long
-    enough: :func:`max_chunk_bytes`) and its group offsets into ``row``; returns the
-    stream's length in bytes."""
+def encode_block(raw, lo, block_bytes, group, lengths, codes, header, header_bits, out, row):
+    """Write block ``raw[lo : lo + block_bytes]`` (groups of ``group`` bytes) as a zlib
+    stream into ``out`` (long enough: :func:`max_chunk_bytes`) and its group offsets into
+    ``row``; returns the stream's length in bytes."""
     pos = 0
     acc = np.uint64(0)
     nacc = 0
@@ -318,13 +333,13 @@ def encode_block(raw, lo, block_bytes, lengths, codes, header, header_bits, out,
     last = header_bits
     row[0] = header_bits
     g = 0
-    for g0 in range(lo, lo + block_bytes, GROUP_BYTES):
+    for g0 in range(lo, lo + block_bytes, group):
         here = pos * 8 + nacc
         if g > 0:
             row[g] = here - last
         last = here
         g += 1
-        end = min(g0 + GROUP_BYTES, lo + block_bytes)
+        end = min(g0 + group, lo + block_bytes)
         s = raw[g0]
         pos, acc, nacc = _put(out, pos, acc, nacc, codes[s], lengths[s])
         i = g0 + 1
@@ -360,15 +375,15 @@ def max_chunk_bytes(block_bytes: int, header_bits: int) -> int:
 
 @njit(cache=True, parallel=True)
 def encode_blocks(
-    raw, first, count, block_bytes, lengths, codes, header, header_bits, out, sizes, rows
+    raw, first, count, block_bytes, group, lengths, codes, header, header_bits, out, sizes, rows
 ):
-    """Blocks ``first`` to ``first + count`` of ``raw`` into ``out`` (one row of
-    :func:`max_chunk_bytes` each), their lengths into ``sizes`` and their rows into
-    ``rows``."""
+    """Blocks ``first`` to ``first + count`` of ``raw`` (groups of ``group`` bytes) into
+    ``out`` (one row of :func:`max_chunk_bytes` each), their lengths into ``sizes`` and
+    their rows into ``rows``."""
     for j in prange(count):
         lo = (first + j) * block_bytes
         sizes[j] = encode_block(
-            raw, lo, block_bytes, lengths, codes, header, header_bits, out[j], rows[j]
+            raw, lo, block_bytes, group, lengths, codes, header, header_bits, out[j], rows[j]
         )
 
 
@@ -472,11 +487,11 @@ def _extra(s, acc):
 
 
 @njit(cache=True)
-def group_byte(chunk, row, table, at):
-    """Byte ``at`` of the block whose stream is ``chunk`` and row ``row``; -1 if the stream
-    does not decode there (a damaged chunk or row)."""
-    g = at // GROUP_BYTES
-    return byte_in_group(chunk, group_start(row, g), table, at - g * GROUP_BYTES)
+def group_byte(chunk, row, table, at, shift):
+    """Byte ``at`` of the block whose stream is ``chunk`` and row ``row`` (groups of ``1 <<
+    shift`` bytes); -1 if the stream does not decode there (a damaged chunk or row)."""
+    g = at >> shift
+    return byte_in_group(chunk, group_start(row, g), table, at - (g << shift))
 
 
 @njit(cache=True, inline="always")
@@ -530,18 +545,19 @@ def byte_in_group(chunk, bitpos, table, want):
 
 
 @njit(cache=True)
-def decode_groups(chunk, row, table, block_bytes, out):
-    """Every group of a block decoded from where ``row`` says it begins (as a probe reads
-    them) into ``out``; False if a group does not decode to exactly its bytes."""
+def decode_groups(chunk, row, table, block_bytes, group, out):
+    """Every group (of ``group`` bytes) of a block decoded from where ``row`` says it
+    begins (as a probe reads them) into ``out``; False if a group does not decode to
+    exactly its bytes."""
     bitpos = np.int64(row[0])
     limit = chunk.shape[0] * 8
-    ngroups = (block_bytes + GROUP_BYTES - 1) // GROUP_BYTES
+    ngroups = (block_bytes + group - 1) // group
     for g in range(ngroups):
         if g > 0:
             bitpos += row[g]
         pos = bitpos
-        have = g * GROUP_BYTES
-        end = min(have + GROUP_BYTES, block_bytes)
+        have = g * group
+        end = min(have + group, block_bytes)
         byte, acc, nacc = _reader(chunk, pos)
         while have < end:
             if pos >= limit:
@@ -554,7 +570,7 @@ def decode_groups(chunk, row, table, block_bytes, out):
             if s < 256:
                 out[have] = s
                 have += 1
-            elif s == 256 or have == g * GROUP_BYTES:
+            elif s == 256 or have == g * group:
                 return False
             else:
                 length, more = _extra(s, acc >> np.uint64(n))

@@ -88,7 +88,7 @@ def test_a_written_file_carries_its_header_and_digest(db3) -> None:
     assert data[integrity.USER_BLOCK : integrity.USER_BLOCK + 8] == integrity.HDF5_SIGNATURE
     sealed = check_file(path, recheck=True)
     assert sealed is not None and sealed.user_block == integrity.USER_BLOCK
-    assert read_attrs(path)["format_version"] == FORMAT_VERSION == 4
+    assert read_attrs(path)["format_version"] == FORMAT_VERSION == 5
     # the chunks the header lists are those HDF5 stores: the parts' compressed blocks
     with h5py.File(path, "r") as f:
         chunks = sorted(
@@ -181,7 +181,7 @@ def test_version_2_files_still_read_and_export_converts_them(copy, tmp_path) -> 
         assert tb.probe("W:W33:B18") == Tablebase(copy).probe("W:W33:B18")
     new = tmp_path / "new" / "international"
     export_database(old, new)
-    assert read_attrs(slice_path(new, s))["format_version"] == 4
+    assert read_attrs(slice_path(new, s))["format_version"] == 5
     assert check_file(slice_path(new, s)) is not None
     assert np.array_equal(read_wdl(slice_path(new, s), INTERNATIONAL, s), wdl)
 
@@ -500,7 +500,7 @@ def test_format_3_files_still_read_and_export_converts_them(copy, tmp_path, monk
     assert r.returncode == 0 and r.stdout.count("ok") == len(new.slices())
     conv = tmp_path / "v4" / "international"
     export_database(old, conv)
-    assert read_attrs(conv / "1020.h5")["format_version"] == 4
+    assert read_attrs(conv / "1020.h5")["format_version"] == 5
     with h5py.File(conv / "1020.h5", "r") as f:
         assert "values" + GROUPS_SUFFIX in f and "wdl" + GROUPS_SUFFIX in f
     for s in new.slices():

@@ -11,17 +11,23 @@ from isal import isal_zlib
 from tablebase.storage import groupcode as gc
 
 BLOCK = 1 << 14
+GROUPS = (128, 256)  # the sizes format 5 writes (values, WDL codes); format 4 wrote 256
 
 
-def encode(raw: np.ndarray, block: int = BLOCK):
-    """Every block of ``raw`` (whole blocks) coded with the part's code."""
-    code = gc.part_code(raw, block)
+def encode(raw: np.ndarray, block: int = BLOCK, group: int = 128):
+    """Every block of ``raw`` (whole blocks) coded with the part's code, in groups of
+    ``group`` bytes."""
+    code = gc.part_code(raw, block, group)
     n = raw.shape[0] // block
     out = np.zeros((n, gc.max_chunk_bytes(block, code.header_bits)), dtype=np.uint8)
     sizes = np.zeros(n, dtype=np.int64)
-    rows = np.zeros((n, gc.row_length(block)), dtype=np.uint16)
-    code.encode(raw, 0, n, block, out, sizes, rows)
+    rows = np.zeros((n, gc.row_length(block, group)), dtype=np.uint16)
+    code.encode(raw, 0, n, block, group, out, sizes, rows)
     return code, [out[k, : sizes[k]].copy() for k in range(n)], rows
+
+
+def shift(group: int) -> int:
+    return group.bit_length() - 1
 
 
 def parts() -> dict[str, np.ndarray]:
@@ -37,10 +43,11 @@ def parts() -> dict[str, np.ndarray]:
     }
 
 
+@pytest.mark.parametrize("group", GROUPS)
 @pytest.mark.parametrize("name", list(parts()))
-def test_blocks_are_standard_zlib_streams_of_their_bytes(name: str) -> None:
+def test_blocks_are_standard_zlib_streams_of_their_bytes(name: str, group: int) -> None:
     raw = parts()[name]
-    code, chunks, _ = encode(raw)
+    code, chunks, _ = encode(raw, group=group)
     assert code.lengths.max() <= gc.MAX_BITS and gc.is_code(code.lengths)
     for k, chunk in enumerate(chunks):
         want = raw[k * BLOCK : (k + 1) * BLOCK].tobytes()
@@ -48,29 +55,57 @@ def test_blocks_are_standard_zlib_streams_of_their_bytes(name: str) -> None:
         assert isal_zlib.decompress(chunk.tobytes()) == want
 
 
+@pytest.mark.parametrize("group", GROUPS)
 @pytest.mark.parametrize("name", list(parts()))
-def test_every_byte_decodes_from_its_group_alone(name: str) -> None:
+def test_every_byte_decodes_from_its_group_alone(name: str, group: int) -> None:
     raw = parts()[name]
-    code, chunks, rows = encode(raw)
+    code, chunks, rows = encode(raw, group=group)
+    assert rows.shape[1] == 1 + BLOCK // group
     for k, chunk in enumerate(chunks):
         block = raw[k * BLOCK : (k + 1) * BLOCK]
-        got = np.array([gc.group_byte(chunk, rows[k], code.table, i) for i in range(BLOCK)])
+        got = np.array(
+            [gc.group_byte(chunk, rows[k], code.table, i, shift(group)) for i in range(BLOCK)]
+        )
         assert np.array_equal(got, block)
         whole = np.empty(BLOCK, dtype=np.uint8)
-        assert gc.decode_groups(chunk, rows[k], code.table, BLOCK, whole)
+        assert gc.decode_groups(chunk, rows[k], code.table, BLOCK, group, whole)
         assert np.array_equal(whole, block)
 
 
-def test_a_block_shorter_than_a_group_and_not_a_multiple_of_it() -> None:
+def test_groups_of_another_size_are_not_read_as_the_block() -> None:
+    """Rows of 256-byte groups read as if the groups were 128 bytes (or the other way)
+    give other bytes: the group size is part of the format (docs/FORMAT.md)."""
+    raw = parts()["distances"]
+    for written, read in ((256, 128), (128, 256)):
+        code, chunks, rows = encode(raw, group=written)
+        want = raw[:BLOCK]
+        got = np.array(
+            [gc.group_byte(chunks[0], rows[0], code.table, i, shift(read)) for i in range(BLOCK)]
+        )
+        assert not np.array_equal(got, want)
+        out = np.empty(BLOCK, dtype=np.uint8)
+        ok = gc.decode_groups(chunks[0], rows[0], code.table, BLOCK, read, out)
+        assert not ok or not np.array_equal(out, want)
+
+
+@pytest.mark.parametrize("group", GROUPS)
+def test_a_block_shorter_than_a_group_and_not_a_multiple_of_it(group: int) -> None:
     for block in (1, 100, 300, 1000):
         raw = (np.arange(3 * block) // 7 % 3).astype(np.uint8)
-        code, chunks, rows = encode(raw, block)
-        assert rows.shape[1] == 1 + -(-block // gc.GROUP_BYTES)
+        code, chunks, rows = encode(raw, block, group)
+        assert rows.shape[1] == 1 + -(-block // group)
         for k, chunk in enumerate(chunks):
             want = raw[k * block : (k + 1) * block]
             assert zlib.decompress(chunk.tobytes()) == want.tobytes()
-            got = [gc.group_byte(chunk, rows[k], code.table, i) for i in range(block)]
+            got = [gc.group_byte(chunk, rows[k], code.table, i, shift(group)) for i in range(block)]
             assert got == want.tolist()
+
+
+def test_group_sizes() -> None:
+    """Powers of two from 16 to 4096 bytes: a group's length in bits (at most 12 a byte)
+    fits a row's uint16."""
+    assert [g for g in range(1, 10000) if gc.is_group_size(g)] == [2**k for k in range(4, 13)]
+    assert gc.MAX_GROUP * gc.MAX_BITS < 1 << 16
 
 
 def test_a_look_up_skips_the_literals_its_bits_hold_whole() -> None:
@@ -103,18 +138,20 @@ def test_a_damaged_stream_or_row_is_not_decoded_as_the_block() -> None:
     want = raw[:BLOCK]
     out = np.empty(BLOCK, dtype=np.uint8)
     row[3] += 1  # group 3 said to begin a bit later
-    assert not gc.decode_groups(chunk, row, code.table, BLOCK, out) or not np.array_equal(out, want)
+    ok = gc.decode_groups(chunk, row, code.table, BLOCK, 128, out)
+    assert not ok or not np.array_equal(out, want)
     chunk[chunk.shape[0] // 2] ^= 0x10
-    ok = gc.decode_groups(chunk, rows[0], code.table, BLOCK, out)
+    ok = gc.decode_groups(chunk, rows[0], code.table, BLOCK, 128, out)
     assert not ok or not np.array_equal(out, want)
 
 
 def test_what_a_block_costs() -> None:
     """A block of one value costs its header and a few bits a group; a part of two equally
     frequent bytes in random order under 1.5 bits a byte (a byte's code, or a repeat's)."""
-    code, chunks, _ = encode(np.zeros(BLOCK, dtype=np.uint8))
-    per_group = (len(chunks[0]) * 8 - code.header_bits) / (BLOCK // gc.GROUP_BYTES)
-    assert per_group < 24
+    for group in GROUPS:
+        code, chunks, _ = encode(np.zeros(BLOCK, dtype=np.uint8), group=group)
+        per_group = (len(chunks[0]) * 8 - code.header_bits) / (BLOCK // group)
+        assert per_group < 24
     rng = np.random.default_rng(1)
     code, chunks, _ = encode(rng.integers(0, 2, BLOCK).astype(np.uint8) * 5)
     assert len(chunks[0]) * 8 < BLOCK * 1.5 + code.header_bits + 64

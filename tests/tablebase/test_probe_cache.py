@@ -259,20 +259,53 @@ def test_a_damaged_block_is_named_when_read(db3_international, tmp_path) -> None
     assert int(tb.cache.pins.sum()) == tb.cache.resident_slots
 
 
-@pytest.mark.parametrize("gap", [0, None])
-def test_sparse_batches_read_group_coded_blocks_directly(db3_international, monkeypatch, gap):
+@pytest.fixture(scope="module")
+def format4_international(db3_international, tmp_path_factory) -> Path:
+    """``db3_international`` written as format 4 wrote it: values in groups of 256 bytes,
+    rows that do not say their group size."""
+    from tablebase.storage import files, groupcode
+    from tablebase.storage.files import read_attrs, read_wdl
+
+    db = tmp_path_factory.mktemp("format4") / "international"
+    db.mkdir()
+    v = tablebase.open(db3_international).variant
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(files, "FORMAT_VERSION", 4)
+        m.setattr(files, "VALUES_CODEC", "groups-256")
+        m.setattr(groupcode, "GROUP_ATTR", "not_in_format_4")  # the size goes unsaid
+        for path in sorted(db3_international.glob("*.h5")):
+            s = parse_slice(path.stem)
+            attrs = read_attrs(path)
+            keep = {k: a for k, a in attrs.items() if k not in ("parts", "wdl_captures_stored")}
+            write_parts(db, v, s, keep, read_wdl(path, v, s), read_slice(path, v, s),
+                        attrs["wdl_captures_stored"])  # fmt: skip
+    for path in db.glob("*.h5"):
+        assert read_attrs(path)["format_version"] == 4
+        with h5py.File(path, "r") as f:
+            assert groupcode.GROUP_ATTR not in f["values_groups"].attrs
+            chunk = f["values"].chunks[0]  # BLOCK_BYTES, or a smaller slice's size
+            assert f["values_groups"].shape[1] == 1 + -(-chunk // 256)
+    return db
+
+
+@pytest.mark.parametrize(("form", "gap"), [("5", 0), ("5", None), ("4", None)])
+def test_sparse_batches_read_group_coded_blocks_directly(
+    db3_international, format4_international, monkeypatch, form, gap
+):
     """With no slice kept resident and a cache of four blocks, a batch of a few positions a
     block reads their entries straight from the group-coded blocks (none is cached): the
     answers are the stored arrays', values and WDL, every slice, either side to move. The
     groups of blocks checked before are read apart (``gap`` 0) or with the bytes between
-    them (the default)."""
+    them (the default); a format 4 database (values in groups of 256 bytes) reads the
+    same."""
     from tablebase.probe import database, direct
 
     monkeypatch.setattr(database, "RESIDENT_PIECES", 0)
     if gap is not None:
         monkeypatch.setattr(direct, "GAP_BYTES", gap)
-    tiny = tablebase.open(db3_international, cache=TINY)
-    tiny_wdl = tablebase.open(db3_international, wdl_only=True, cache=TINY)
+    db = format4_international if form == "4" else db3_international
+    tiny = tablebase.open(db, cache=TINY)
+    tiny_wdl = tablebase.open(db, wdl_only=True, cache=TINY)
     v = tiny.variant
     for n, s in enumerate(tiny.slices()):
         values, packed = stored(db3_international, s)
@@ -575,3 +608,23 @@ def test_cache_options_of_the_commands(db3_international, tmp_path) -> None:
         health = client.get("/health").json()
         assert health["cache"]["bytes"] == 8 * BLOCK_BYTES
         assert 0 < health["cache"]["used"] <= 8 * BLOCK_BYTES
+
+
+def test_export_converts_format_4_groups(format4_international, db3_international, tmp_path):
+    """``tablebase export`` of a format 4 database writes format 5: values in groups of 128
+    bytes (their rows say so), WDL codes in groups of 256, the same tables."""
+    from tablebase.storage import groupcode
+    from tablebase.storage.files import read_attrs, read_wdl
+
+    new = tmp_path / "v5" / "international"
+    export_database(format4_international, new)
+    v = tablebase.open(db3_international).variant
+    for path in sorted(db3_international.glob("*.h5")):
+        s = parse_slice(path.stem)
+        out = slice_path(new, s)
+        assert read_attrs(out)["format_version"] == 5
+        with h5py.File(out, "r") as f:
+            assert f["values_groups"].attrs[groupcode.GROUP_ATTR] == 128
+            assert f["wdl_groups"].attrs[groupcode.GROUP_ATTR] == 256
+        np.testing.assert_array_equal(read_slice(out, v, s), read_slice(path, v, s))
+        np.testing.assert_array_equal(read_wdl(out, v, s), read_wdl(path, v, s))

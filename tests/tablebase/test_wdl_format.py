@@ -59,7 +59,7 @@ def test_both_parts_are_read(db3_international) -> None:
     s = parse_slice("1010")
     path = slice_path(db3_international, s)
     a = read_attrs(path)
-    assert a["format_version"] == 4 and a["parts"] == "wdl values" and a["value_bits"] == 8
+    assert a["format_version"] == 5 and a["parts"] == "wdl values" and a["value_bits"] == 8
     values = read_slice(path, INTERNATIONAL, s)
     packed = read_wdl(path, INTERNATIONAL, s)
     assert values.dtype == np.uint8 and values.shape == (s.size(INTERNATIONAL),)
@@ -174,7 +174,7 @@ def test_version_1_files_still_open_and_convert(db3_international, tmp_path) -> 
     r = run("export", str(old), str(new))
     assert "wdl and values" in r.stdout
     a = read_attrs(slice_path(new, parse_slice("1010")))
-    assert a["format_version"] == 4 and a["longest_win"] == 17
+    assert a["format_version"] == 5 and a["longest_win"] == 17
     with tablebase.open(new, wdl_only=True) as tb:
         assert tb.probe_wdl("W:W33:B2") == 1
 
@@ -206,13 +206,13 @@ def test_unknown_format_version_is_refused(db3_international, tmp_path) -> None:
             f.attrs[k] = v
         for k in src:
             src.copy(src[k], f, k)
-        f.attrs["format_version"] = 5
-    with pytest.raises(TableFileError, match="format version 5 is not one this program reads"):
+        f.attrs["format_version"] = 6
+    with pytest.raises(TableFileError, match="format version 6 is not one this program reads"):
         read_slice(target, INTERNATIONAL, s)
-    with pytest.raises(TableFileError, match="format version 5"):
+    with pytest.raises(TableFileError, match="format version 6"):
         tablebase.open(db)
     r = run("probe", "--db", str(db), "W:W33:B2", check=False)
-    assert r.returncode == 2 and "format version 5" in r.stderr
+    assert r.returncode == 2 and "format version 6" in r.stderr
     assert "Traceback" not in r.stderr
 
 
