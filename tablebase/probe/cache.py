@@ -242,19 +242,14 @@ class PagedPart:
             d = self.direct
             if not d.any or not direct.AVAILABLE:
                 return sel, addr, uniq, bounds
-            valid = uniq < d.sizes.shape[0]
-            ok = np.zeros(uniq.shape[0], dtype=np.bool_)
-            ok[valid] = d.sizes[uniq[valid]] >= 0
-            counts = np.diff(bounds)
-            if not reads_directly(int(counts[ok].sum()), int(ok.sum()), c.slots):
+            ok, positions, blocks = _coded(uniq, bounds, d.sizes)
+            if not reads_directly(positions, blocks, c.slots):
                 return sel, addr, uniq, bounds
             self._direct_readers += 1
         try:
-            each = np.repeat(ok, counts)
-            dsel, daddr = sel[each], addr[each]
-            duniq = uniq[ok]
-            dbounds = np.zeros(duniq.shape[0] + 1, dtype=np.int64)
-            np.cumsum(counts[ok], out=dbounds[1:])
+            dsel, daddr, duniq, dbounds, sel, addr, uniq, bounds = _split(
+                ok, sel, addr, uniq, bounds, positions, blocks
+            )
             raw = np.empty(dsel.shape[0], dtype=np.uint8)
             state = np.zeros(duniq.shape[0], dtype=np.int8)
             direct.read_entries(
@@ -279,11 +274,7 @@ class PagedPart:
             )
         self.cache.direct_blocks += duniq.shape[0]
         put(dsel, daddr, raw)
-        rest = ~each
-        counts = counts[~ok]
-        left = np.zeros(counts.shape[0] + 1, dtype=np.int64)
-        np.cumsum(counts, out=left[1:])
-        return sel[rest], addr[rest], uniq[~ok], left
+        return sel, addr, uniq, bounds
 
     def read_byte(self, page: int, addr: int) -> int | None:
         """A single probe's missing byte at address ``addr`` (in page ``page``) read
@@ -743,6 +734,63 @@ def default_cache() -> BlockCache:
         if _DEFAULT is None:
             _DEFAULT = BlockCache(None)
         return _DEFAULT
+
+
+@njit(cache=True)
+def _coded(uniq, bounds, sizes):
+    """Which of the pages ``uniq`` (with positions ``bounds``, as :func:`by_page` gives
+    them) are group-coded blocks read directly (``sizes`` >= 0), how many positions they
+    hold and how many they are."""
+    ok = np.zeros(uniq.shape[0], dtype=np.bool_)
+    positions = 0
+    blocks = 0
+    for j in range(uniq.shape[0]):
+        if uniq[j] < sizes.shape[0] and sizes[uniq[j]] >= 0:
+            ok[j] = True
+            positions += bounds[j + 1] - bounds[j]
+            blocks += 1
+    return ok, positions, blocks
+
+
+@njit(cache=True)
+def _split(ok, sel, addr, uniq, bounds, positions, blocks):
+    """:func:`by_page`'s grouping of a batch (``sel``, ``addr``, ``uniq``, ``bounds``) cut
+    in two: the pages ``ok`` says (``blocks`` of them, holding ``positions``), then the
+    rest, each grouped as before."""
+    n = uniq.shape[0]
+    out = (
+        np.empty(positions, dtype=sel.dtype), np.empty(positions, dtype=np.int64),
+        np.empty(blocks, dtype=np.int64), np.empty(blocks + 1, dtype=np.int64),
+        np.empty(sel.shape[0] - positions, dtype=sel.dtype),
+        np.empty(sel.shape[0] - positions, dtype=np.int64),
+        np.empty(n - blocks, dtype=np.int64), np.empty(n - blocks + 1, dtype=np.int64),
+    )  # fmt: skip
+    dsel, daddr, duniq, dbounds, rsel, raddr, runiq, rbounds = out
+    i = 0  # positions and pages of each side so far
+    j = 0
+    di = 0
+    dj = 0
+    dbounds[0] = 0
+    rbounds[0] = 0
+    for k in range(n):
+        lo, hi = bounds[k], bounds[k + 1]
+        if ok[k]:
+            for x in range(lo, hi):
+                dsel[di] = sel[x]
+                daddr[di] = addr[x]
+                di += 1
+            duniq[dj] = uniq[k]
+            dj += 1
+            dbounds[dj] = di
+        else:
+            for x in range(lo, hi):
+                rsel[i] = sel[x]
+                raddr[i] = addr[x]
+                i += 1
+            runiq[j] = uniq[k]
+            j += 1
+            rbounds[j] = i
+    return out
 
 
 @njit(cache=True)

@@ -628,3 +628,28 @@ def test_export_converts_format_4_groups(format4_international, db3_internationa
             assert f["wdl_groups"].attrs[groupcode.GROUP_ATTR] == 256
         np.testing.assert_array_equal(read_slice(out, v, s), read_slice(path, v, s))
         np.testing.assert_array_equal(read_wdl(out, v, s), read_wdl(path, v, s))
+
+
+def test_a_batch_is_cut_into_the_blocks_read_directly_and_the_rest() -> None:
+    """Pages 3, 5, 9 and 12 of a batch (positions 0-1, 2, 3-5, 6): pages 5 and 12 are
+    group-coded (stored sizes >= 0), 3 not, 9 past the table; each side keeps its
+    grouping, positions in order."""
+    from tablebase.probe.cache import _coded, _split, by_page
+
+    addr = np.array([12, 3, 9, 5, 9, 3, 9]) << 4
+    sel = np.arange(7, dtype=np.int64) * 10
+    sel, addr, uniq, bounds = by_page(sel, addr, 4, 13)
+    assert uniq.tolist() == [3, 5, 9, 12] and bounds.tolist() == [0, 2, 3, 6, 7]
+    sizes = np.full(13, -1, dtype=np.int64)
+    sizes[[5, 12]] = 100
+    ok, positions, blocks = _coded(uniq, bounds, sizes[:10])  # page 12 past these sizes
+    assert ok.tolist() == [False, True, False, False] and (positions, blocks) == (1, 1)
+    ok, positions, blocks = _coded(uniq, bounds, sizes)
+    assert ok.tolist() == [False, True, False, True] and (positions, blocks) == (2, 2)
+    dsel, daddr, duniq, dbounds, rsel, raddr, runiq, rbounds = _split(
+        ok, sel, addr, uniq, bounds, positions, blocks
+    )
+    assert dsel.tolist() == [30, 0] and (daddr >> 4).tolist() == [5, 12]
+    assert duniq.tolist() == [5, 12] and dbounds.tolist() == [0, 1, 2]
+    assert rsel.tolist() == [10, 50, 20, 40, 60] and (raddr >> 4).tolist() == [3, 3, 9, 9, 9]
+    assert runiq.tolist() == [3, 9] and rbounds.tolist() == [0, 2, 5]
