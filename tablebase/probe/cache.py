@@ -44,7 +44,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from tablebase.storage.chunkio import BLOCK_BYTES
 from tablebase.storage.paged import (
@@ -793,34 +793,73 @@ def _split(ok, sel, addr, uniq, bounds, positions, blocks):
     return out
 
 
-@njit(cache=True)
+BUCKETS = 64  # page ranges (and runs of a batch) by_page sorts apart, in parallel
+
+
+@njit(cache=True, parallel=True)
 def by_page(sel, addr, shift, pages):
-    """``sel`` and ``addr`` grouped by page (``addr >> shift``, below ``pages``; a counting
-    sort, in order within a page), the pages present in order, and where each one's group
-    starts (one more at the end)."""
+    """``sel`` and ``addr`` grouped by page (``addr >> shift``, below ``pages``; in order
+    within a page), the pages present in order, and where each one's group starts (one
+    more at the end). A counting sort in two rounds, each in parallel: the positions are
+    first grouped by ranges of pages (:data:`BUCKETS` of them), then each range's by page,
+    so that the counts a round writes to at random lie close together."""
     n = addr.shape[0]
-    start = np.zeros(pages + 1, dtype=np.int64)
-    for k in range(n):
-        start[(addr[k] >> shift) + 1] += 1
-    present = 0
-    for p in range(pages):
-        present += start[p + 1] > 0
-        start[p + 1] += start[p]
-    uniq = np.empty(present, dtype=np.int64)
-    bounds = np.empty(present + 1, dtype=np.int64)
-    j = 0
-    for p in range(pages):
-        if start[p + 1] > start[p]:
-            uniq[j] = p
-            bounds[j] = start[p]
-            j += 1
-    bounds[present] = n
+    nb = max(1, min(BUCKETS, pages))
+    span = -(-pages // nb)  # pages a range: range b holds pages b * span to (b + 1) * span
+    nc = max(1, min(BUCKETS, n // 4096))  # runs of the batch counted apart
+    counts = np.zeros((nc, nb), dtype=np.int64)
+    for c in prange(nc):
+        for k in range(c * n // nc, (c + 1) * n // nc):
+            counts[c, (addr[k] >> shift) // span] += 1
+    offs = np.empty((nc, nb), dtype=np.int64)  # where run c's positions of range b go
+    first = np.empty(nb + 1, dtype=np.int64)  # where range b's positions begin
+    at = 0
+    for b in range(nb):
+        first[b] = at
+        for c in range(nc):
+            offs[c, b] = at
+            at += counts[c, b]
+    first[nb] = n
+    tsel = np.empty(n, dtype=sel.dtype)
+    taddr = np.empty(n, dtype=np.int64)
+    for c in prange(nc):
+        o = offs[c]
+        for k in range(c * n // nc, (c + 1) * n // nc):
+            b = (addr[k] >> shift) // span
+            tsel[o[b]] = sel[k]
+            taddr[o[b]] = addr[k]
+            o[b] += 1
+    start = np.zeros(pages, dtype=np.int64)  # per page: its count, then where it begins
+    present = np.zeros(nb + 1, dtype=np.int64)
+    for b in prange(nb):
+        for k in range(first[b], first[b + 1]):
+            start[taddr[k] >> shift] += 1
+        run = first[b]
+        for p in range(b * span, min(pages, (b + 1) * span)):
+            count = start[p]
+            start[p] = run
+            run += count
+            present[b + 1] += count > 0
+    for b in range(nb):
+        present[b + 1] += present[b]
+    uniq = np.empty(present[nb], dtype=np.int64)
+    bounds = np.empty(present[nb] + 1, dtype=np.int64)
+    bounds[present[nb]] = n
     out_sel = np.empty(n, dtype=sel.dtype)
     out_addr = np.empty(n, dtype=np.int64)
-    for k in range(n):
-        p = addr[k] >> shift
-        at = start[p]
-        start[p] = at + 1
-        out_sel[at] = sel[k]
-        out_addr[at] = addr[k]
+    for b in prange(nb):
+        j = present[b]
+        hi = min(pages, (b + 1) * span)
+        for p in range(b * span, hi):
+            end = start[p + 1] if p + 1 < hi else first[b + 1]
+            if end > start[p]:
+                uniq[j] = p
+                bounds[j] = start[p]
+                j += 1
+        for k in range(first[b], first[b + 1]):
+            p = taddr[k] >> shift
+            at = start[p]
+            start[p] = at + 1
+            out_sel[at] = tsel[k]
+            out_addr[at] = taddr[k]
     return out_sel, out_addr, uniq, bounds

@@ -653,3 +653,24 @@ def test_a_batch_is_cut_into_the_blocks_read_directly_and_the_rest() -> None:
     assert duniq.tolist() == [5, 12] and dbounds.tolist() == [0, 1, 2]
     assert rsel.tolist() == [10, 50, 20, 40, 60] and (raddr >> 4).tolist() == [3, 3, 9, 9, 9]
     assert runiq.tolist() == [3, 9] and rbounds.tolist() == [0, 2, 5]
+
+
+@pytest.mark.parametrize(
+    ("n", "pages", "seed"), [(0, 1, 0), (5, 1, 1), (1000, 7, 2), (300_000, 100_000, 3), (9, 500, 4)]
+)
+def test_a_batch_is_grouped_by_page_in_order(n: int, pages: int, seed: int) -> None:
+    """:func:`by_page` against a stable sort: the positions of each page in the order given,
+    the pages in order, each page's first position."""
+    from tablebase.probe.cache import by_page
+
+    rng = np.random.default_rng(seed)
+    page = rng.integers(0, pages, n)
+    addr = (page << 5) | rng.integers(0, 32, n)
+    sel = rng.permutation(n).astype(np.int64)
+    out_sel, out_addr, uniq, bounds = by_page(sel, addr, 5, pages)
+    order = np.argsort(page, kind="stable")
+    np.testing.assert_array_equal(out_sel, sel[order])
+    np.testing.assert_array_equal(out_addr, addr[order])
+    want = np.unique(page)
+    np.testing.assert_array_equal(uniq, want)
+    np.testing.assert_array_equal(bounds, np.searchsorted(page[order], np.append(want, pages)))
