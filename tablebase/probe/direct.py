@@ -25,7 +25,7 @@ import numpy as np
 from llvmlite.binding import add_symbol
 from numba import njit, prange, types
 
-from tablebase.storage.groupcode import group_byte, group_start
+from tablebase.storage.groupcode import byte_in_group, group_byte, group_start
 from tablebase.storage.paged import PAGE_MASK
 
 
@@ -110,20 +110,27 @@ def read_entries(
     :data:`WINDOW` bytes, whose rows are read with one ``pread``). A block is needed whole
     and checked against its CRC-32 the first time a process reads it (``verified[p]``
     then set); after that only the bytes of the groups its positions fall in. The bytes
-    a run needs are read with one ``pread`` wherever they lie within ``gap`` bytes of
-    each other (:data:`GAP_BYTES`: a call costs about as much as copying a few KiB): a batch that
-    touches most blocks of a slice reads it in long sequential reads, one with a
-    position every few blocks reads just their groups."""
+    a run needs (whole blocks, and each position's group) are read with one ``pread``
+    wherever they lie within ``gap`` bytes of each other (:data:`GAP_BYTES`: a call
+    costs about as much as copying a few KiB), two groups of one block as two of two
+    blocks: a batch that touches most blocks of a slice reads it in long sequential
+    reads, one with a position every few blocks reads just their groups."""
     n = uniq.shape[0]
     stripes = min(n, 256)
     widest = max(row_lens.max(), 1)
     for t in prange(stripes):
-        buf = np.empty(WINDOW + max_size + 8, dtype=np.uint8)
-        rows = np.empty(RUN_ROWS * widest, dtype=np.uint16)
-        need_lo = np.empty(RUN_ROWS, dtype=np.int64)  # the bytes each block of a run needs
-        need_hi = np.empty(RUN_ROWS, dtype=np.int64)
         j = t * n // stripes
         stop = (t + 1) * n // stripes
+        x0 = bounds[j]  # the stripe's first position
+        m = bounds[stop] - x0
+        buf = np.empty(WINDOW + max_size + 8, dtype=np.uint8)
+        rows = np.empty(RUN_ROWS * widest, dtype=np.uint16)
+        # the byte ranges a run needs (a block's, or a position's group), relative to the
+        # run's start; per position its group's first bit and the end of its range
+        need_lo = np.empty(m + RUN_ROWS, dtype=np.int64)
+        need_hi = np.empty(m + RUN_ROWS, dtype=np.int64)
+        first_bit = np.empty(m, dtype=np.int64)
+        pos_hi = np.empty(m, dtype=np.int64)
         while j < stop:
             p = uniq[j]
             code = page_code[p]
@@ -143,57 +150,77 @@ def read_entries(
             row_len = row_lens[code]
             shift = shifts[code]
             nrows = uniq[e - 1] - first_page[code] - k0 + 1
-            got_rows = _pread(
-                fd, rows.ctypes.data, 2 * row_len * nrows, groups_at[code] + 2 * row_len * k0
+            rows_ok = (
+                _pread(
+                    fd, rows.ctypes.data, 2 * row_len * nrows, groups_at[code] + 2 * row_len * k0
+                )
+                == 2 * row_len * nrows
             )
             table = tables[tabidx[code]]
+            k = 0  # ranges so far
             for i in range(j, e):  # what each block needs, relative to the run's start
                 q = uniq[i]
                 state[i] = OK
-                base = offsets[q] - lo
-                if verified[q] == 0 or got_rows != 2 * row_len * nrows:
-                    need_lo[i - j] = base
-                    need_hi[i - j] = base + sizes[q]
+                if not rows_ok:
                     continue
+                base = offsets[q] - lo
+                size = sizes[q]
                 r = (q - first_page[code] - k0) * row_len
                 row = rows[r : r + row_len]
-                a = sizes[q]
-                b = 0
+                whole = verified[q] == 0
+                if whole:
+                    need_lo[k] = base
+                    need_hi[k] = base + size
+                    k += 1
+                first = k
                 for x in range(bounds[i], bounds[i + 1]):
                     g = (byte_addr[x] & PAGE_MASK) >> shift
-                    start = group_start(row, g)
+                    bit = group_start(row, g)
                     if g + 1 < row_len - 1:
-                        end = (start + row[g + 1] + 7) >> 3
+                        end = (bit + row[g + 1] + 7) >> 3
                     else:
-                        end = sizes[q]
-                    a = min(a, start >> 3)
-                    b = max(b, min(end + 4, sizes[q]))  # the decoder peeks past a token
-                if b <= a or a < 0:
-                    state[i] = UNDECODABLE
-                    a = b = 0
-                need_lo[i - j] = base + a
-                need_hi[i - j] = base + b
+                        end = size
+                    a = base + (bit >> 3)
+                    b = base + min(end + 4, size)  # the decoder peeks past a token
+                    if b <= a:
+                        state[i] = UNDECODABLE
+                    first_bit[x - x0] = bit
+                    pos_hi[x - x0] = base + size if whole else b
+                    if not whole:  # in order within the block (few positions: insertion)
+                        y = k
+                        while y > first and need_lo[y - 1] > a:
+                            need_lo[y] = need_lo[y - 1]
+                            need_hi[y] = need_hi[y - 1]
+                            y -= 1
+                        need_lo[y] = a
+                        need_hi[y] = b
+                        k += 1
+                if state[i] != OK:
+                    k = first - 1 if whole else first  # nothing of it is read
             bad_from = hi - lo  # needed bytes from here on were not read whole
             a = -1
             b = -1
-            for i in range(j, e):
-                if need_hi[i - j] <= need_lo[i - j]:
-                    continue
-                if a >= 0 and need_lo[i - j] - b <= gap:
-                    b = max(b, need_hi[i - j])
+            for y in range(k):
+                if a >= 0 and need_lo[y] - b <= gap:
+                    b = max(b, need_hi[y])
                     continue
                 if a >= 0:
                     bad_from = _flush(fd, buf, lo, a, b, bad_from)
-                a = need_lo[i - j]
-                b = need_hi[i - j]
+                a = need_lo[y]
+                b = need_hi[y]
             if a >= 0:
                 bad_from = _flush(fd, buf, lo, a, b, bad_from)
             for i in range(j, e):
                 q = uniq[i]
                 if state[i] != OK:
                     continue
-                if got_rows != 2 * row_len * nrows or need_hi[i - j] > bad_from:
+                if not rows_ok:
                     state[i] = SHORT
+                    continue
+                for x in range(bounds[i], bounds[i + 1]):
+                    if pos_hi[x - x0] > bad_from:
+                        state[i] = SHORT
+                if state[i] != OK:
                     continue
                 base = offsets[q] - lo
                 size = sizes[q]
@@ -203,10 +230,10 @@ def read_entries(
                         continue
                     verified[q] = 1
                 chunk = buf[base : base + size]
-                r = (q - first_page[code] - k0) * row_len
-                row = rows[r : r + row_len]
                 for x in range(bounds[i], bounds[i + 1]):
-                    b = group_byte(chunk, row, table, byte_addr[x] & PAGE_MASK, shift)
+                    at = byte_addr[x] & PAGE_MASK
+                    want = at - ((at >> shift) << shift)
+                    b = byte_in_group(chunk, first_bit[x - x0], table, want)
                     if b < 0:
                         state[i] = UNDECODABLE
                         break
