@@ -629,10 +629,9 @@ def _gather_values(wm, wk, bm, bk, wtm, nsq, width, binom, limit, table, arena, 
     t = next_tick(stamps)
     m = wm.shape[0]
     need = np.empty(m, dtype=np.int64)
-    missed = 0
     closed = 0
     wide = 0
-    for i in prange(m):
+    for i in prange(m):  # the entries' addresses first: the look-ups after, many at once
         code, idx = _locate_one(nsq, width, wtm[i], wm[i], wk[i], bm[i], bk[i], binom, limit)
         need[i] = -1
         if code < 0:
@@ -646,13 +645,16 @@ def _gather_values(wm, wk, bm, bk, wtm, nsq, width, binom, limit, table, arena, 
             continue
         w = table[WIDTHS + code]
         wide += w == 2
-        addr = table[code] + idx * w
-        r = value_at(table, arena, stamps, addr, w, t)
-        if r >= 0:
-            out[i] = r
-        else:
-            need[i] = (addr << 1) | (w - 1)
-            missed += 1
+        need[i] = ((table[code] + idx * w) << 1) | (w - 1)
+    missed = 0
+    for i in prange(m):
+        if need[i] >= 0:
+            r = value_at(table, arena, stamps, need[i] >> 1, (need[i] & 1) + 1, t)
+            if r >= 0:
+                out[i] = r
+                need[i] = -1
+            else:
+                missed += 1
     return need, missed, closed, wide
 
 

