@@ -766,31 +766,33 @@ def _split(ok, sel, addr, uniq, bounds, positions, blocks):
         np.empty(n - blocks, dtype=np.int64), np.empty(n - blocks + 1, dtype=np.int64),
     )  # fmt: skip
     dsel, daddr, duniq, dbounds, rsel, raddr, runiq, rbounds = out
-    i = 0  # positions and pages of each side so far
-    j = 0
-    di = 0
-    dj = 0
     dbounds[0] = 0
     rbounds[0] = 0
+    kept = np.zeros(2, dtype=np.int64)  # positions of each side so far
+    pages = np.zeros(2, dtype=np.int64)  # pages of each side so far
     for k in range(n):
-        lo, hi = bounds[k], bounds[k + 1]
         if ok[k]:
-            for x in range(lo, hi):
-                dsel[di] = sel[x]
-                daddr[di] = addr[x]
-                di += 1
-            duniq[dj] = uniq[k]
-            dj += 1
-            dbounds[dj] = di
+            _take(sel, addr, bounds[k], bounds[k + 1], uniq[k], dsel, daddr, duniq, dbounds,
+                  kept, pages, 0)  # fmt: skip
         else:
-            for x in range(lo, hi):
-                rsel[i] = sel[x]
-                raddr[i] = addr[x]
-                i += 1
-            runiq[j] = uniq[k]
-            j += 1
-            rbounds[j] = i
+            _take(sel, addr, bounds[k], bounds[k + 1], uniq[k], rsel, raddr, runiq, rbounds,
+                  kept, pages, 1)  # fmt: skip
     return out
+
+
+@njit(cache=True, inline="always")
+def _take(sel, addr, lo, hi, page, osel, oaddr, ouniq, obounds, kept, pages, side):
+    """Append positions ``lo`` to ``hi`` of a batch (page ``page``) to one side of
+    :func:`_split` (``side``: its counts in ``kept`` and ``pages``)."""
+    i = kept[side]
+    for x in range(lo, hi):
+        osel[i] = sel[x]
+        oaddr[i] = addr[x]
+        i += 1
+    kept[side] = i
+    ouniq[pages[side]] = page
+    pages[side] += 1
+    obounds[pages[side]] = i
 
 
 BUCKETS = 64  # page ranges (and runs of a batch) by_page sorts apart, in parallel
