@@ -10,13 +10,14 @@ reads them, and files written by h5py itself read back here.
 
 A dataset's *codec* names the deflate encoder and its level: ``"isal-N"`` (ISA-L's igzip,
 levels 0-3, through ``isal``: on the tables' values and WDL codes 5 to 40 times as fast as
-zlib, its output between zlib 1's and zlib 6's in size) or ``"zlib-N"`` (levels 0-9: the
-chunks are byte for byte those h5py writes). Both write standard deflate streams, so a
-reader neither knows nor cares which one wrote a chunk; every chunk is inflated by ISA-L,
-about four times as fast as zlib. ISA-L's streams are not always byte for byte the same
-from one process to another: a resumed build once wrote a chunk of the same values one
-byte longer than the first build had. Files of equal tables are equal in content (every
-dataset and attribute, the checksums included), not necessarily in bytes.
+zlib, its output between zlib 1's and zlib 6's in size), ``"zlib-N"`` (levels 0-9: the
+chunks are byte for byte those h5py writes) or ``"groups-N"`` (one-byte entries with block
+checksums, group-coded in groups of N bytes: :mod:`tablebase.storage.groupcode`). All write
+standard deflate streams, so a reader neither knows nor cares which one wrote a chunk; every
+chunk is inflated by ISA-L, about four times as fast as zlib. ISA-L's streams are not always
+byte for byte the same from one process to another: a resumed build once wrote a chunk of
+the same values one byte longer than the first build had. Files of equal tables are equal in
+content (every dataset and attribute, the checksums included), not necessarily in bytes.
 
 Every chunk is stored whole, the last one padded with zeros (the fill value) as HDF5 does.
 
