@@ -12,6 +12,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test,peers,cluster,plot]'
+	$(BIN)/tablebase compile  # the kernels a build and a probe need, compiled and cached once
 	touch $(STAMP)
 
 run: $(STAMP)

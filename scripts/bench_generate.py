@@ -11,6 +11,19 @@ solved pairs) and what fraction of the memory-bound limit the build reached.
     python scripts/bench_generate.py --pieces 4 --pieces 5 [--jobs 2] [--scheduler S]
     python scripts/bench_generate.py --pieces 5 --pair-threads    # largest pair, 1 vs 2 threads
     python scripts/bench_generate.py --pieces 5 --compare-jobs    # whole build, 1 vs 2 jobs
+
+A/B against an older version, alternately in one invocation (this machine's speed drifts
+between runs, so only a ratio measured in one run means anything):
+
+    python scripts/bench_generate.py --pieces 5 --ab 7445c2a [--runs 3] [--variant english]
+    python scripts/bench_generate.py --pieces 4 --ab-python /opt/old/.venv/bin/python
+
+``--ab COMMIT`` checks the commit out into ``.bench/<commit>`` (a git worktree, ignored) with
+a virtual environment of its own, the first time; ``--ab-python`` names the interpreter of an
+installed copy instead. Each side first builds 2-3 pieces untimed (its kernels compiled and
+cached), then the sides build from an empty folder in turn, ``--runs`` times each; printed:
+each run's wall time, the ratio of each pair of runs (older / today: above 1 is faster
+today) and the median ratio.
 """
 
 from __future__ import annotations
@@ -220,7 +233,7 @@ def pair_state_bytes(pieces: int) -> int:
     without its fixed part)."""
     from tablebase.material.slices import pair_dependencies
     from tablebase.rules.variants import INTERNATIONAL
-    from tablebase.solve.whole import task_memory_bytes
+    from tablebase.solve.memory import task_memory_bytes
 
     pair = largest_pair(pieces)
     entries = sum(s.size(INTERNATIONAL) for s in pair)
@@ -334,6 +347,87 @@ def bench_probes(db: Path) -> tuple[float, float]:
     return batch_rate, single_us
 
 
+# --- A/B against an older version ---------------------------------------------------------
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def baseline_python(commit: str) -> Path:
+    """The interpreter of ``commit`` checked out into ``.bench/<commit>`` with its own
+    virtual environment (made the first time)."""
+    full = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "--verify", f"{commit}^{{commit}}"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    if full.returncode:
+        sys.exit(f"--ab: {commit!r} is not a commit of this repository")
+    sha = full.stdout.strip()
+    tree = REPO / ".bench" / sha[:12]
+    py = tree / ".venv" / "bin" / "python"
+    if py.exists():
+        return py
+    if not tree.exists():
+        subprocess.run(
+            ["git", "-C", str(REPO), "worktree", "add", "--detach", str(tree), sha], check=True
+        )
+    print(f"installing {sha[:12]} into {tree}/.venv ...", flush=True)
+    subprocess.run([sys.executable, "-m", "venv", str(tree / ".venv")], check=True)
+    subprocess.run([str(py), "-m", "pip", "install", "--quiet", "-e", str(tree)], check=True)
+    return py
+
+
+def timed_generate(python: Path | None, db: Path, args: list[str]) -> float:
+    """Wall seconds of ``tablebase generate`` from an empty folder ``db`` with today's code
+    (``python`` None) or with the copy whose interpreter is ``python``."""
+    if db.exists():
+        shutil.rmtree(db)
+    if python is None:
+        cmd = [sys.executable, "-m", "tablebase.cli"]
+        where = REPO
+    else:  # run outside any checkout, so that the copy's own package is imported
+        cmd = [str(python), "-c", "import sys; from tablebase.cli import main; main(sys.argv[1:])"]
+        where = db.parent
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        [*cmd, "generate", "--db", str(db), *args],
+        cwd=where, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    wall = time.perf_counter() - t0
+    if proc.returncode:
+        sys.exit(f"generate failed ({python or 'today'}):\n{proc.stderr[-3000:]}")
+    return wall
+
+
+def ab_runs(baseline: Path, label: str, variant: str, pieces: int, runs: int) -> None:
+    """Build ``variant`` up to ``pieces`` with the baseline and today's code in turn
+    (``runs`` each, from empty folders) and print the ratio of each pair and the median."""
+    base = Path(tempfile.mkdtemp(prefix="bench_ab_"))
+    args = ["--variant", variant, "--pieces", str(pieces)]
+    try:
+        for who, py in (("baseline", baseline), ("today", None)):  # compile, untimed
+            timed_generate(py, base / f"warm-{who}", ["--variant", variant, "--pieces", "3"])
+        ratios = []
+        for k in range(runs):
+            # alternate which side goes first, so that a drift favours neither
+            order = [("baseline", baseline), ("today", None)]
+            if k % 2:
+                order.reverse()
+            walls = {who: timed_generate(py, base / who, args) for who, py in order}
+            ratios.append(walls["baseline"] / walls["today"])
+            print(
+                f"{variant} 2-{pieces} run {k + 1}: {label} {walls['baseline']:.1f} s, "
+                f"today {walls['today']:.1f} s, ratio {ratios[-1]:.2f}x",
+                flush=True,
+            )
+        print(
+            f"{variant} 2-{pieces}: today / {label} median ratio {np.median(ratios):.2f}x "
+            f"over {runs} alternating runs (above 1: today is faster)",
+            flush=True,
+        )
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--run-cli":
         run_cli_recording_reports(sys.argv[2:])
@@ -355,11 +449,20 @@ def main() -> None:
         action="store_true",
         help="build with --jobs 1 and --jobs 2 (instead of --jobs) and print the speedup",
     )
+    ap.add_argument("--ab", metavar="COMMIT", help="A/B against this commit (see above)")
+    ap.add_argument("--ab-python", type=Path, help="A/B against the copy of this interpreter")
+    ap.add_argument("--runs", type=int, default=3, help="alternating runs of each side (A/B)")
+    ap.add_argument("--variant", default="international", help="variant built in an A/B")
     ap.add_argument("--gather-seconds", type=float, default=1.0, help="time per gather measurement")
     args = ap.parse_args()
     from tablebase.material.slices import all_slices
     from tablebase.rules.variants import INTERNATIONAL
 
+    if args.ab or args.ab_python:
+        py = args.ab_python or baseline_python(args.ab)
+        for pieces in args.pieces or [4]:
+            ab_runs(py, args.ab or str(py), args.variant, pieces, args.runs)
+        return
     if args.probe_only:
         batch, single = bench_probes(args.probe_only)
         print(

@@ -3,7 +3,7 @@
 Prints Markdown tables (reproduced in ``docs/CLUSTER.md``), computed from the slice sizes
 (:meth:`Slice.size`) and the pair dependencies (:func:`pair_dependencies`):
 
-* memory of a pair task: :func:`tablebase.solve.whole.task_memory_bytes` of the pair's entries
+* memory of a pair task: :func:`tablebase.solve.memory.task_memory_bytes` of the pair's entries
   and its dependencies' entries, the same estimate the local scheduler's ``--memory``
   budget uses, so this table follows the solver's working state;
 * disk of a slice ~ its entries x the bits per entry measured on the files of an existing
@@ -30,7 +30,7 @@ from tablebase.build.task import (
 )
 from tablebase.material.slices import all_slices, build_pairs, pair_dependencies
 from tablebase.rules.variants import Variant, get_variant
-from tablebase.solve.whole import task_memory_bytes
+from tablebase.solve.memory import task_memory_bytes
 
 
 def human(n: float) -> str:
@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> None:
     per_dep = (task_memory_bytes(0, big, 0) - fixed) / big
     per_write = (task_memory_bytes(0, 0, big) - fixed) / big
     print(
-        "Memory of a pair task (`tablebase.solve.whole.task_memory_bytes`, the estimate behind "
+        "Memory of a pair task (`tablebase.solve.memory.task_memory_bytes`, the estimate behind "
         f"`--memory`): {per_pair:g} bytes per entry of the pair, {per_dep:g} per entry of "
         f"the dependencies it loads, {per_write:g} per entry of its larger slice while that "
         f"is written, and {human(fixed)} for the process.\n"
@@ -160,7 +160,7 @@ def out_of_core_table(variant: Variant, n: int, pairs: list) -> None:
     memory-mapped files, the file is built on disk)."""
     from tablebase.build import outofcore
     from tablebase.solve import bands
-    from tablebase.solve.whole import FIXED_TASK_BYTES
+    from tablebase.solve.memory import FIXED_TASK_BYTES
 
     by_band = [p for p in pairs if out_of_core(variant, p, 0)]
     print(

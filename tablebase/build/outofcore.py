@@ -53,7 +53,7 @@ from tablebase.material.index import BINOM
 from tablebase.material.slices import Slice, flat_offsets, pair_dependencies
 from tablebase.rules.variants import Variant
 from tablebase.solve import bands
-from tablebase.solve.whole import FIXED_TASK_BYTES
+from tablebase.solve.memory import FIXED_TASK_BYTES
 from tablebase.storage.files import SliceStats, read_slice, slice_path
 from tablebase.storage.values import value_dtype
 
@@ -82,7 +82,7 @@ def write_memory(variant: Variant, pair: tuple[Slice, ...]) -> int:
     and the packed WDL part are memory-mapped files (page cache) and the file is built on
     disk; the few MiB that do not grow with the slice (the value histogram's counts per
     thread, the compression's look-ahead of a few chunks per thread, HDF5's caches) are in
-    :data:`tablebase.solve.whole.FIXED_TASK_BYTES`, as for a task in memory."""
+    :data:`tablebase.solve.memory.FIXED_TASK_BYTES`, as for a task in memory."""
     from tablebase.storage.chunkio import BLOCK_BYTES
     from tablebase.storage.files import CHECK_BLOCK_ENTRIES
 

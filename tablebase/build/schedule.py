@@ -8,7 +8,7 @@ Worker log records reach the parent's handlers through a queue (``logging.handle
 
 Invariants of :class:`LocalScheduler`:
 
-* **memory**: the estimated memory (:func:`tablebase.solve.whole.task_memory_bytes`) of the tasks
+* **memory**: the estimated memory (:func:`tablebase.solve.memory.task_memory_bytes`) of the tasks
   running at once never exceeds the budget; a task that alone exceeds it stops the build
   before anything starts (:class:`~tablebase.build.faults.MemoryBudgetError`). A task's estimate
   is taken again when its dependencies are done, from their files

@@ -28,9 +28,10 @@ from tablebase.material.index import BINOM, position_from_index, run_of_code
 from tablebase.material.slices import Slice, flat_offsets, pair_dependencies
 from tablebase.rules.position import Position
 from tablebase.rules.variants import Variant, get_variant
+from tablebase.solve import memory as solve_memory
 from tablebase.solve import men as solve_men
 from tablebase.solve import skeleton
-from tablebase.solve import whole as solve
+from tablebase.solve import stats as solve_stats
 from tablebase.storage.files import (
     SliceStats,
     TableFileError,
@@ -146,7 +147,7 @@ def dependency_value_bytes(db: Path, pair: tuple[Slice, ...]) -> int:
 
 def pair_memory(variant: Variant, pair: tuple[Slice, ...], db: Path | None = None) -> int:
     """The estimated peak memory of the pair's task
-    (:func:`tablebase.solve.whole.task_memory_bytes`)
+    (:func:`tablebase.solve.memory.task_memory_bytes`)
     with its dependencies as stored in ``db`` now; without ``db``, read with one byte each
     (the build graph's estimate, before they exist). A pair solved by men configurations
     adds a configuration's scratch for each of numba's threads (:mod:`tablebase.solve.men`)."""
@@ -155,7 +156,7 @@ def pair_memory(variant: Variant, pair: tuple[Slice, ...], db: Path | None = Non
     if by_men(variant, pair):
         per_thread = solve_men.scratch_bytes(variant.squares, _counts(pair[0]), BINOM)
         scratch = per_thread * numba.config.NUMBA_NUM_THREADS
-    return scratch + solve.task_memory_bytes(
+    return scratch + solve_memory.task_memory_bytes(
         sum(s.size(variant) for s in pair),
         sum(d.size(variant) for d in deps),
         max(s.size(variant) for s in pair),
@@ -279,8 +280,8 @@ def slice_stats(variant: Variant, s: Slice, values: np.ndarray) -> tuple[SliceSt
     """Counts of a solved slice and the FEN of its longest win ('' if none)."""
     cw, cb = s.run_states(variant)
     boards = values.shape[0] // (cw * cb)
-    valid = solve.valid_mask(boards, variant.squares, variant.per_row, _counts(s), BINOM)
-    positions, wins, losses, top, example = solve.value_counts(values, valid, cw * cb)
+    valid = solve_stats.valid_mask(boards, variant.squares, variant.per_row, _counts(s), BINOM)
+    positions, wins, losses, top, example = solve_stats.value_counts(values, valid, cw * cb)
     del valid
     draws = positions - wins - losses
     longest, fen = -1, ""
@@ -360,9 +361,9 @@ def mapped_memory(variant: Variant, pair: tuple[Slice, ...]) -> int:
 
     entries = sum(s.size(variant) for s in pair)
     return (
-        int(solve.PAIR_BYTES_PER_ENTRY * entries)
+        int(solve_memory.PAIR_BYTES_PER_ENTRY * entries)
         + outofcore.write_memory(variant, pair)
-        + solve.FIXED_TASK_BYTES
+        + solve_memory.FIXED_TASK_BYTES
     )
 
 

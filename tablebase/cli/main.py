@@ -263,6 +263,7 @@ def run_build(
     scheduler: str | None,
 ) -> None:
     """The build itself, with the database folder locked (see :func:`generate_cmd`)."""
+    from tablebase.build import warmup
     from tablebase.build.faults import BuildError
     from tablebase.build.progress import make_progress
     from tablebase.build.schedule import LocalScheduler, default_jobs, human_bytes
@@ -301,6 +302,9 @@ def run_build(
             return
         if jobs is None:  # a build of fewer pairs than cores gives each more threads
             jobs = max(1, min(default_jobs(), len(tasks)))
+        if tasks and not warmup.is_warm(v.name):
+            log.info("compiling kernels, first run only (tablebase compile does it ahead)")
+            log.info("kernels compiled in %.0f s", warmup.warm_up(v.name, min(2, jobs)))
         sched = LocalScheduler(jobs, threads, budget)
         log.info(
             "generating %s %s into %s: %d slice pairs, %d jobs x %d threads, memory budget %s",
@@ -322,6 +326,29 @@ def run_build(
             remove_stale_temporaries(path)  # ours: the folder is locked
         except OSError:
             pass
+
+
+@main.command("compile")
+@click.option(
+    "--variant",
+    "variants",
+    type=click.Choice(sorted(VARIANTS)),
+    multiple=True,
+    help="Variant whose build kernels to compile (repeatable; default international).",
+)
+@click.option("--force", is_flag=True, help="Run even where the cache is marked compiled.")
+def compile_cmd(variants: tuple[str, ...], force: bool) -> None:
+    """Compile and cache the kernels of a build and a probe (a first build does it itself;
+    make does it at install). Once per version of the sources."""
+    from tablebase.build import warmup
+
+    setup_logging()
+    for name in variants or ("international",):
+        if warmup.is_warm(name) and not force:
+            click.echo(f"{name}: kernels already compiled")
+            continue
+        click.echo(f"{name}: compiling kernels ...")
+        click.echo(f"{name}: kernels compiled in {warmup.warm_up(name):.0f} s")
 
 
 def open_db(db: str | None, variant: str, cache: str | None = None):

@@ -54,11 +54,12 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from tablebase.material.index import BINOM, _unrank_colex, men_rank
+from tablebase.material.index import BINOM, men_rank, unrank_colex
 from tablebase.material.slices import Slice
 from tablebase.rules.variants import Variant
 from tablebase.solve import men
-from tablebase.solve.whole import OVERFLOW, _count_value, state_dtype
+from tablebase.solve.stats import count_value
+from tablebase.solve.whole import OVERFLOW, state_dtype
 
 PARTS = ("white", "black")  # the raw value files of a pair's parts, by side to move
 RAW_DTYPE = np.uint16  # a solved value on disk (a decided state word holds up to 15 bits)
@@ -102,8 +103,8 @@ def _config_steps(nsq, width, nbr, counts, binom, r, out, n):
     a = nsq - width
     nbm = counts[2]
     n_bm = binom[a, nbm]
-    wm = _unrank_colex(np.int64(r // n_bm), counts[0], a, binom) << np.uint64(width)
-    bm = _unrank_colex(np.int64(r % n_bm), nbm, a, binom)
+    wm = unrank_colex(np.int64(r // n_bm), counts[0], a, binom) << np.uint64(width)
+    bm = unrank_colex(np.int64(r % n_bm), nbm, a, binom)
     if wm & bm:
         return n
     steps = np.empty((2 * nsq, 3), dtype=np.uint64)
@@ -445,13 +446,13 @@ def range_counts(values, nsq, width, counts, binom, kk, c0, c1):
     out = np.zeros((max(n, 1), 5), dtype=np.int64)
     for i in prange(n):
         r = c0 + i
-        wm = _unrank_colex(np.int64(r // n_bm), counts[0], a, binom) << np.uint64(width)
-        bm = _unrank_colex(np.int64(r % n_bm), counts[2], a, binom)
+        wm = unrank_colex(np.int64(r // n_bm), counts[0], a, binom) << np.uint64(width)
+        bm = unrank_colex(np.int64(r % n_bm), counts[2], a, binom)
         if wm & bm:
             continue
         wins = losses = top = 0
         for j in range(r * kk, (r + 1) * kk):
-            wins, losses, top = _count_value(np.int64(values[j]), wins, losses, top)
+            wins, losses, top = count_value(np.int64(values[j]), wins, losses, top)
         out[i, 0] = kk
         out[i, 1] = wins
         out[i, 2] = losses

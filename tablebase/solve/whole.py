@@ -81,8 +81,6 @@ import numpy as np
 from numba import njit, prange
 
 from tablebase.material.index import (
-    _unrank_colex,
-    colex_boards,
     cursor_at,
     cursor_boards,
     cursor_next,
@@ -104,44 +102,10 @@ NO_PIECES = -2  # place sentinel: the side to move has no piece left (lost, valu
 
 WORK_BLOCK = 32  # entries of one block of the level passes' schedule (64 bytes of state)
 
-# Working memory of a pair task (used by the scheduler's memory budget): bytes per entry of
-# the pair being solved (its state words and the level passes' schedule: a two-byte due
-# level and two one-byte marks per block of WORK_BLOCK entries), per entry of each
-# dependency read in, and per entry of the slice being written (its values read back to
-# check the file, the packed WDL part, the don't-care bits); and what any task holds
-# besides (interpreter, numba, h5py).
-PAIR_BYTES_PER_ENTRY = 2 + 4 / WORK_BLOCK
-DEPENDENCY_BYTES_PER_ENTRY = 1
-WRITE_BYTES_PER_ENTRY = 1.5
-FIXED_TASK_BYTES = 256 << 20
 UNMOVE_ROWS = 512  # predecessors of one position (6 kings fly to at most 6 * 17)
 VISIT_BATCH = 64  # predecessors the level passes update together (their misses overlap)
 DUE_AHEAD = 256  # blocks the level passes look ahead for due ones (to prefetch their state)
 STRETCH_ENTRIES = DUE_AHEAD * WORK_BLOCK  # entries of those blocks: the most to expand
-
-
-def task_memory_bytes(
-    pair_entries: int,
-    dependency_entries: int,
-    largest_slice: int | None = None,
-    dependency_bytes: int = DEPENDENCY_BYTES_PER_ENTRY,
-) -> int:
-    """Estimated peak memory of solving a pair of ``pair_entries`` index entries whose
-    dependencies hold ``dependency_entries`` entries, read with ``dependency_bytes`` bytes
-    each (2 when one of them is stored with 16-bit values), then writing its slices one by
-    one (the largest has ``largest_slice`` entries; all of the pair when not given).
-
-    Calibrated on measured peaks (maximum resident size of the task's process): the
-    largest 5-piece International pair (1112+1211, 210 M entries, 113 M in dependencies)
-    peaked at 767 MiB, estimated 947 MB; the Frisian slice 1111 (73 M entries with its king
-    runs) at 412 MiB, estimated 523 MB."""
-    largest = pair_entries if largest_slice is None else largest_slice
-    return int(
-        PAIR_BYTES_PER_ENTRY * pair_entries
-        + dependency_bytes * dependency_entries
-        + WRITE_BYTES_PER_ENTRY * largest
-        + FIXED_TASK_BYTES
-    )
 
 
 def state_dtype(vb: int) -> type:
@@ -771,80 +735,3 @@ def to_file_order(part, out, part_flags, out_flags, nsq, width, counts, binom, n
                 out[j] = part[i]
                 if (part_flags[i >> 3] >> (i & 7)) & 1:
                     out_flags[j >> 3] |= bit
-
-
-@njit(cache=True, inline="always")
-def _count_value(v, wins, losses, top):
-    """The counts of :func:`value_counts` with one more value ``v`` (0 for an entry that is
-    not a position), without a branch."""
-    odd = v & 1
-    return wins + ((v != 0) & (odd == 0)), losses + odd, max(top, v * (1 - odd))
-
-
-@njit(cache=True, parallel=True)
-def value_counts(values, valid, per):
-    """``(positions, wins, losses, largest win value, first entry holding it)`` of a solved
-    slice, over its valid entries (``valid`` per board, ``per`` entries per board: the run
-    states), without temporary arrays beyond a few counts per block of boards, the blocks
-    counted in parallel. The counts and the largest win are taken without a branch per
-    entry (wins and losses alternate in no pattern), then the first entry holding the
-    largest win is looked for in the first block that has it."""
-    boards = valid.shape[0]
-    nblocks = min(boards, 256)
-    counts = np.zeros((max(nblocks, 1), 4), dtype=np.int64)  # positions wins losses top
-    for b in prange(nblocks):
-        positions = wins = losses = 0
-        top = 0
-        b0, b1 = b * boards // nblocks, (b + 1) * boards // nblocks
-        if per == 1:  # one flat loop, which the compiler vectorises
-            for i in range(b0, b1):
-                ok = np.int64(valid[i])
-                positions += ok
-                wins, losses, top = _count_value(np.int64(values[i]) * ok, wins, losses, top)
-        else:
-            for board in range(b0, b1):
-                ok = np.int64(valid[board])
-                positions += per * ok
-                for i in range(board * per, (board + 1) * per):
-                    v = np.int64(values[i]) * ok
-                    wins, losses, top = _count_value(v, wins, losses, top)
-        counts[b, 0] = positions
-        counts[b, 1] = wins
-        counts[b, 2] = losses
-        counts[b, 3] = top
-    top = counts[:, 3].max()
-    first = -1
-    if top > 0:
-        b = 0
-        while counts[b, 3] < top:  # the first block holding the largest win
-            b += 1
-        for i in range(b * boards // nblocks * per, (b + 1) * boards // nblocks * per):
-            if valid[i // per] and values[i] == top:  # its first entry
-                first = i
-                break
-    return counts[:, 0].sum(), counts[:, 1].sum(), counts[:, 2].sum(), top, first
-
-
-@njit(cache=True, parallel=True)
-def valid_mask(size, nsq, width, counts, binom):
-    """Which index entries are real positions (False where two men share a square). The
-    black men's placements are unranked once, not once per placement of the white men (the
-    men-only English 3040, 67 M entries, took 42 s; a slice assignment per gap cost most
-    of it), and the white men's placements are shared among the threads."""
-    out = np.ones(size, dtype=np.bool_)
-    if counts[0] == 0 or counts[2] == 0:
-        return out
-    a = nsq - width
-    n_wm = binom[a, counts[0]]
-    n_bm = binom[a, counts[2]]
-    block = size // (n_wm * n_bm)  # king placements per men placement
-    bms = colex_boards(counts[2], a, binom)
-    for r_wm in prange(n_wm):
-        r = np.int64(r_wm)  # a copy: the unranking changes its argument
-        wm = _unrank_colex(r, counts[0], a, binom) << np.uint64(width)
-        for r_bm in range(n_bm):
-            if wm & bms[r_bm]:
-                start = (r_wm * n_bm + r_bm) * block
-                for i in range(start, start + block):
-                    out[i] = False
-    return out

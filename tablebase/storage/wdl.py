@@ -31,13 +31,13 @@ from numba import njit, prange
 
 from tablebase.material.index import (
     BINOM,
-    _unrank_colex,
     colex_boards,
     cursor_at,
     cursor_boards,
     cursor_next,
     entry_index,
     position_from_index,
+    unrank_colex,
 )
 from tablebase.material.slices import UNCODED, Slice, material_code
 from tablebase.rules import movegen as mg
@@ -205,7 +205,7 @@ def _mark_non_positions(out, boards, per, nsq, width, counts, binom):
     block = boards // (n_wm * n_bm) * per  # entries per placement of the men
     bms = colex_boards(counts[2], a, binom)
     for r_wm in range(n_wm):
-        wm = _unrank_colex(r_wm, counts[0], a, binom) << np.uint64(width)
+        wm = unrank_colex(r_wm, counts[0], a, binom) << np.uint64(width)
         for r_bm in range(n_bm):
             if wm & bms[r_bm]:
                 i = (r_wm * n_bm + r_bm) * block

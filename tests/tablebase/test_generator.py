@@ -118,7 +118,7 @@ def test_known_positions(db3_international, db3_english) -> None:
 def test_value_counts_is_the_definition() -> None:
     """The counts and the first entry of the longest win, counted in parallel blocks of
     boards, against plain numpy over the valid entries."""
-    from tablebase.solve.whole import value_counts
+    from tablebase.solve.stats import value_counts
 
     rng = np.random.default_rng(4)
     for boards, per in ((1, 1), (7, 3), (1000, 1), (5000, 4)):

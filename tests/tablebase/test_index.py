@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from tablebase.material.index import BINOM, index_parts, position_from_index, position_index
 from tablebase.material.slices import Slice, all_slices, slice_size
 from tablebase.rules.variants import ENGLISH, INTERNATIONAL
-from tablebase.solve.whole import valid_mask
+from tablebase.solve.stats import valid_mask
 
 SLICES = [s for s in all_slices(5)]
 
@@ -51,12 +51,12 @@ def test_colex_unrank_lists_every_subset_in_colex_order(n: int, k: int) -> None:
     by closed forms, three by bisection)."""
     from itertools import combinations
 
-    from tablebase.material.index import _unrank_colex
+    from tablebase.material.index import unrank_colex
 
     colex = sorted(combinations(range(n), k), key=lambda c: c[::-1])
     assert len(colex) == BINOM[n, k]
     for r, subset in enumerate(colex):
-        assert int(_unrank_colex(r, k, n, BINOM)) == sum(1 << x for x in subset), (r, subset)
+        assert int(unrank_colex(r, k, n, BINOM)) == sum(1 << x for x in subset), (r, subset)
 
 
 def test_small_slice_is_a_bijection() -> None:

@@ -20,6 +20,7 @@ from tablebase.rules.position import Position
 from tablebase.rules.variants import ENGLISH, INTERNATIONAL
 from tablebase.solve import whole as solve
 from tablebase.solve.atomics import cas, prefetch
+from tablebase.solve.memory import task_memory_bytes
 from tablebase.storage.files import read_slice, slice_path
 from tests.tablebase.conftest import assert_locally_consistent, lengthened, solved_with_widths
 
@@ -289,7 +290,7 @@ def test_working_memory_is_two_bytes_per_entry() -> None:
     assert solve.state_dtype(8)().itemsize == 2
     assert solve.max_value(8) == 254
     # the largest 6-piece pair (2.4 G entries) with its dependencies fits in 24 GiB
-    assert solve.task_memory_bytes(2_400_000_000, 6_000_000_000) < 20 * 2**30
+    assert task_memory_bytes(2_400_000_000, 6_000_000_000) < 20 * 2**30
 
 
 def test_dont_care_entries_are_the_wdl_parts_definition(db3_international) -> None:

@@ -19,7 +19,7 @@ from tablebase.material.slices import parse_slice
 from tablebase.rules import has_capture
 from tablebase.rules.position import Position
 from tablebase.rules.variants import FRISIAN, INTERNATIONAL
-from tablebase.solve.whole import valid_mask
+from tablebase.solve.stats import valid_mask
 from tablebase.storage.export import export_database
 from tablebase.storage.files import (
     WDL_CAPTURES,
