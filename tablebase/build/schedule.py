@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from logging.handlers import QueueHandler, QueueListener
 from pathlib import Path
 
+from tablebase.build import task
 from tablebase.build.faults import BuildError, MemoryBudgetError, describe
 from tablebase.build.outofcore import BAND_PROGRESS
 from tablebase.build.task import (
@@ -251,10 +252,10 @@ PR_SET_PDEATHSIG = 1
 WATCHDOG_SECONDS = 0.5
 
 
-def _end_with_parent(parent: int, share=None, records=None, level: int = logging.WARNING) -> None:
+def end_with_parent(parent: int, share=None, records=None, level: int = logging.WARNING) -> None:
     """Worker initialiser: die when the process ``parent`` is gone, whatever killed it;
     take the compiled threads of each pass from ``share`` (see
-    :data:`tablebase.build.task.THREAD_SHARE`) when given; send the log records of
+    :func:`tablebase.build.task.work_for`) when given; send the log records of
     ``tablebase`` at ``level`` and above to the queue ``records`` (the parent writes them)."""
     if records is not None:
         logging.getLogger().handlers[:] = [QueueHandler(records)]
@@ -267,10 +268,7 @@ def _end_with_parent(parent: int, share=None, records=None, level: int = logging
             pass  # the watchdog below still ends the worker
     if os.getppid() != parent:  # the parent died before prctl took effect
         os._exit(1)
-    from tablebase.build import task as generator
-
-    generator.PARENT_PID = parent  # checked again before each table is written
-    generator.THREAD_SHARE = share
+    task.work_for(parent, share)  # the parent checked again before each table is written
 
     def watch() -> None:
         while True:
@@ -338,7 +336,7 @@ class LocalScheduler:
         pool = ProcessPoolExecutor(
             max_workers=self.jobs,
             mp_context=ctx,
-            initializer=_end_with_parent,
+            initializer=end_with_parent,
             initargs=(
                 os.getpid(),
                 share,

@@ -217,11 +217,11 @@ def solve_tables(
     return _solve(variant, pair, deps, threads, 16)
 
 
-# Set in a scheduler's worker process: a shared integer (``multiprocessing.Value``), the
-# threads each task may use now. The local scheduler shares its threads (jobs x threads)
-# among the tasks running, so that a pair left alone at the end of a build (or waiting for
-# nothing while the others wait for it) gets every core; a task reads it before each
-# parallel pass. None: a task keeps the count it was given.
+# Set in a scheduler's worker process (:func:`work_for`): a shared integer
+# (``multiprocessing.Value``), the threads each task may use now. The local scheduler
+# shares its threads (jobs x threads) among the tasks running, so that a pair left alone
+# at the end of a build (or waiting for nothing while the others wait for it) gets every
+# core; a task reads it before each parallel pass. None: a task keeps the count it was given.
 THREAD_SHARE = None
 
 
@@ -520,8 +520,17 @@ def entry_fen(variant: Variant, s: Slice, entry: int) -> str:
     return entry_position(variant, s, entry).fen()
 
 
-# Set in a scheduler's worker process to the pid of the build it works for.
+# Set in a scheduler's worker process (:func:`work_for`) to the pid of the build it works for.
 PARENT_PID: int | None = None
+
+
+def work_for(parent: int, share=None) -> None:
+    """Make this process a worker of the build ``parent``: its tasks write no table once
+    that process is gone (:data:`PARENT_PID`), and take the compiled threads of each pass
+    from ``share`` where given (:data:`THREAD_SHARE`)."""
+    global PARENT_PID, THREAD_SHARE
+    PARENT_PID = parent
+    THREAD_SHARE = share
 
 
 def _parent_gone() -> bool:

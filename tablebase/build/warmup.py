@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing as mp
+import os
 import shutil
 import tempfile
 import time
@@ -68,7 +69,9 @@ def warm_up(variant: str, processes: int = 2) -> float:
         else:
             ctx = mp.get_context("spawn")
             procs = [
-                ctx.Process(target=run_part, args=(part, variant, str(scratch)), daemon=True)
+                ctx.Process(
+                    target=run_part, args=(part, variant, str(scratch), os.getpid()), daemon=True
+                )
                 for part in PARTS
             ]
             for p in procs:
@@ -92,8 +95,13 @@ def warm_up(variant: str, processes: int = 2) -> float:
     return time.perf_counter() - t0
 
 
-def run_part(part: str, variant: str, scratch: str) -> None:
-    """Run one part of the warm-up (``solve`` or ``probe``) in ``scratch``."""
+def run_part(part: str, variant: str, scratch: str, parent: int | None = None) -> None:
+    """Run one part of the warm-up (``solve`` or ``probe``) in ``scratch``; in a process of
+    its own (``parent``: the pid of the process that started it), dying with its parent."""
+    if parent is not None:
+        from tablebase.build.schedule import end_with_parent
+
+        end_with_parent(parent)
     if part == "solve":
         _solve_part(variant, Path(scratch))
     elif part == "probe":
