@@ -34,6 +34,7 @@ from tablebase.material.slices import Slice, flat_offsets
 from tablebase.probe.blocks import PartSource, open_part
 from tablebase.rules.variants import Variant
 from tablebase.solve import skeleton
+from tablebase.solve.records import Shape
 from tablebase.storage.chunkio import BLOCK_BYTES
 from tablebase.storage.files import (
     DATASET,
@@ -80,7 +81,7 @@ def check_sample(
     for a in range(0, indices.shape[0], SAMPLE_CHUNK):
         idx = indices[a : a + SAMPLE_CHUNK]
         starts, places, kinds = skeleton.sample_successors(
-            offsets, variant.neighbours, variant.rules, BINOM, counts, idx, nchunks
+            offsets, variant.neighbours, variant.rules, Shape(counts, BINOM), idx, nchunks
         )
         got = read_places(db, variant, members, offsets, places)
         stored = read_places(db, variant, members, offsets, idx + off)

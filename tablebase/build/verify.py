@@ -32,6 +32,7 @@ from tablebase.material.index import BINOM
 from tablebase.material.slices import Slice, build_key, pair_dependencies
 from tablebase.rules.variants import Variant
 from tablebase.solve import skeleton
+from tablebase.solve.records import Shape, Tables
 from tablebase.storage.files import (
     TableFileError,
     check_file,
@@ -355,13 +356,11 @@ def _check_loaded(tables, variant: Variant, s: Slice, sample, seed, threads) -> 
     off, size = tables.where[s]
     indices = _sample_of(size, sample, seed)
     bad = skeleton.verify_range(
-        tables.vals,
-        tables.offsets,
+        Tables(tables.vals, tables.offsets),
         variant.neighbours,
         variant.rules,
-        BINOM,
+        Shape(_counts(s), BINOM),
         off,
-        _counts(s),
         indices,
         max(1, threads) * 4,
     )

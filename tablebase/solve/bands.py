@@ -58,6 +58,7 @@ from tablebase.material.index import BINOM, men_rank, unrank_colex
 from tablebase.material.slices import Slice
 from tablebase.rules.variants import Variant
 from tablebase.solve import men
+from tablebase.solve.records import PairWords, Shape, Tables
 from tablebase.solve.stats import count_value
 from tablebase.solve.whole import OVERFLOW, state_dtype
 
@@ -372,8 +373,8 @@ def _solve_band(variant, pair, p, band, vals, offsets, solved, out, threads, vb)
     counts = _counts(pair[0])
     n = threads()
     top, nreads, visits = men.solve_group(
-        state, 0, offb, vals, offsets, variant.neighbours, variant.rules, BINOM, counts, kk,
-        own, vb, none, none, n, scratch, slots,
+        PairWords(state, 0, offb, vb, none, none, slots), Tables(vals, offsets),
+        variant.neighbours, variant.rules, Shape(counts, BINOM), kk, own, n, scratch,
     )  # fmt: skip
     if top >= OVERFLOW:
         return None
@@ -407,8 +408,8 @@ def mirror_values(
     (:func:`tablebase.solve.men.to_file_order`)."""
     none = np.zeros(0, dtype=np.uint8)
     men.to_file_order(
-        black, out, none, none, variant.squares, variant.per_row, _counts(pair[0]), BINOM,
-        max(1, threads) * 8, c0, c1,
+        black, out, (none, none), (variant.squares, variant.per_row),
+        Shape(_counts(pair[0]), BINOM), max(1, threads) * 8, c0, c1,
     )  # fmt: skip
 
 

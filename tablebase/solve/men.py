@@ -64,14 +64,15 @@ from tablebase.material.index import (
 from tablebase.material.slices import Slice
 from tablebase.rules.variants import Variant
 from tablebase.solve.atomics import cas, prefetch
+from tablebase.solve.records import Entries, PairWords, Shape, Tables, Words
 from tablebase.solve.whole import (
     OVERFLOW,
     UNMOVE_ROWS,
     VISIT_BATCH,
-    _init_range,
     combine,
     count_down,
     exit_decides,
+    init_range,
     init_scratch,
     max_decided,
     predecessor_indices,
@@ -306,19 +307,20 @@ def quiet_man_steps(nsq, width, nbr, wm, bm, white, steps):
 
 
 @njit(cache=True)
-def _men_steps(
-    local, poff, state, goff, gvb, nsq, width, nbr, binom, counts, wm, bm, wks, bks, white,
-    slots,
-):  # fmt: skip
-    """Every quiet step of ``white``'s men (black's if false) in the configuration of men
-    ``wm``, ``bm`` (its entry ``j``'s kings ``wks[j]``, ``bks[j]``), whose part's words start
-    at ``poff`` in ``local``: the step made an exit of the undecided positions that have
-    it (:func:`_fold_exit`), its value read from the part of the pair at ``goff`` in
-    ``state`` (``gvb``-bit words, undecided a draw), in the more advanced configuration the
-    step leads to (configuration ``r`` at slot ``slots[r]`` of the part). For each step
-    the entries are taken in order, and so are the entries it leads to (mostly: the
-    kings' ranks among the free squares move by one at most); returns
-    the values read."""
+def _men_steps(local, poff, pair, goff, nbr, rules, shape, config, white):
+    """Every quiet step of ``white``'s men (black's if false) in the configuration
+    ``config`` (its men ``wm``, ``bm``, its entry ``j``'s kings ``wks[j]``, ``bks[j]``),
+    whose part's words start at ``poff`` in ``local``: the step made an exit of the
+    undecided positions that have it (:func:`_fold_exit`), its value read from the part of
+    ``pair`` (a :class:`~tablebase.solve.records.PairWords`; undecided a draw) at ``goff``,
+    in the more advanced configuration the step leads to. For each step the entries are
+    taken in order, and so are the entries it leads to (mostly: the kings' ranks among the
+    free squares move by one at most); returns the values read."""
+    wm, bm, wks, bks = config
+    state, gvb, slots = pair.state, pair.vb, pair.slots
+    counts, binom = shape
+    nsq = rules[0]
+    width = rules[5]
     kk = wks.shape[0]
     nwk, nbm, nbk = counts[1], counts[2], counts[3]
     free = nsq - counts[0] - nbm
@@ -375,18 +377,14 @@ def _update_local(local, where, m, level, nxt, nn):
 
 
 @njit(cache=True)
-def _solve_config(
-    state, offw, offb, vals, offsets, nbr, rules, binom, counts, kk, r_men, vb,
-    flags_w, flags_b, sc, slots,
-):  # fmt: skip
-    """Men configuration ``r_men`` of the pair whose parts start at ``offw`` (white to
-    move) and ``offb`` (black to move) in ``state`` (``vb``-bit words; configuration ``r``
-    at slot ``slots[r]`` of each part: all of the pair in index order, ``slots[r] == r``,
-    or a band's window, :mod:`tablebase.solve.bands`), the configurations it reaches
-    solved; the flag bits go to ``flags_w``, ``flags_b`` unless they are empty (a
-    band's solve keeps none); returns (largest value, :data:`OVERFLOW` if one does not fit
-    ``state``; tables read; predecessor visits)."""
+def _solve_config(pair, tables, nbr, rules, shape, kk, r_men, sc):
+    """Men configuration ``r_men`` (of ``kk`` king placements) of ``pair`` (a
+    :class:`~tablebase.solve.records.PairWords`), the configurations it reaches solved,
+    reading the solved ``tables``; returns (largest value, :data:`OVERFLOW` if one does not
+    fit the pair's state words; tables read; predecessor visits)."""
     local, lfw, lfb, ev, cnt, todo, nxt, where, wks, bks, init_sc = sc
+    state, offw, offb, vb, flags_w, flags_b, slots = pair
+    counts, binom = shape
     nsq = rules[0]
     width = rules[5]
     lo = r_men * kk
@@ -405,10 +403,10 @@ def _solve_config(
     if wm & bm:  # not positions: pass 1 over the decoded entries flags them (no stored
         # WDL code); decided draws, nothing to expand
         for part_b in (False, True):
-            _init_range(
-                local, kk - lo if part_b else -lo, vals, offsets, nbr, rules, binom, lo,
-                lo + kk, counts, LOCAL_VB, lfb if part_b else lfw, part_b, init_sc, foff,
-                wks[:0], bks[:0], wm, bm,
+            init_range(
+                Words(local, kk - lo if part_b else -lo, LOCAL_VB, lfb if part_b else lfw, foff),
+                tables, nbr, rules, shape, Entries(lo, lo + kk, part_b, wks[:0], bks[:0], wm, bm),
+                init_sc,
             )  # fmt: skip
         for p in range(n2):
             state[offb + at + p - kk if p >= kk else offw + at + p] = 1 << (2 * vb - 1)
@@ -422,26 +420,22 @@ def _solve_config(
         wks[j] = boards[1]
         bks[j] = boards[3]
     # 1. pass 1 over both parts, every quiet move counted inside (as for the whole pair)
-    t, r1 = _init_range(
-        local, -lo, vals, offsets, nbr, rules, binom, lo, lo + kk, counts, LOCAL_VB,
-        lfw, False, init_sc, foff, wks, bks, wm, bm,
+    t, r1 = init_range(
+        Words(local, -lo, LOCAL_VB, lfw, foff), tables, nbr, rules, shape,
+        Entries(lo, lo + kk, False, wks, bks, wm, bm), init_sc,
     )  # fmt: skip
     if t == OVERFLOW:
         return OVERFLOW, 0, 0
-    t, r2 = _init_range(
-        local, kk - lo, vals, offsets, nbr, rules, binom, lo, lo + kk, counts,
-        LOCAL_VB, lfb, True, init_sc, foff, wks, bks, wm, bm,
+    t, r2 = init_range(
+        Words(local, kk - lo, LOCAL_VB, lfb, foff), tables, nbr, rules, shape,
+        Entries(lo, lo + kk, True, wks, bks, wm, bm), init_sc,
     )  # fmt: skip
     if t == OVERFLOW:
         return OVERFLOW, 0, 0
     # the men's steps: from counted moves to exits, read from the configurations they reach
-    r3 = _men_steps(
-        local, 0, state, offb, vb, nsq, width, nbr, binom, counts, wm, bm, wks, bks, True, slots
-    )
-    r3 += _men_steps(
-        local, kk, state, offw, vb, nsq, width, nbr, binom, counts, wm, bm, wks, bks, False,
-        slots,
-    )  # fmt: skip
+    config = (wm, bm, wks, bks)
+    r3 = _men_steps(local, 0, pair, offb, nbr, rules, shape, config, True)
+    r3 += _men_steps(local, kk, pair, offw, nbr, rules, shape, config, False)
     # 2. levels: the words with work of their own at a level, in buckets by level (an
     # exit's event tagged with a 1 bit), then the positions set at the level before
     maxlev = 0
@@ -500,8 +494,8 @@ def _solve_config(
             moff = -lo if part_b else kk - lo
             r_wk = j // d_bk
             k = predecessor_indices(
-                nbr, rules, binom, wm, wks[j], bm, bks[j], counts, moff, where[nq:], part_b,
-                False, head, r_wk, j - r_wk * d_bk,
+                nbr, rules, shape, (wm, wks[j], bm, bks[j]), (head, r_wk, j - r_wk * d_bk),
+                (part_b, False), moff, where[nq:],
             )  # fmt: skip
             visits += k
             nq += k
@@ -543,13 +537,11 @@ def _next_config(taken):
 
 
 @njit(cache=True, parallel=True)
-def solve_group(
-    state, offw, offb, vals, offsets, nbr, rules, binom, counts, kk, configs, vb,
-    flags_w, flags_b, threads, scratch, slots,
-):  # fmt: skip
-    """The men configurations ``configs`` (of equal advancement, the more advanced ones
-    solved) of the pair at ``offw``/``offb`` in ``state`` (configuration ``r`` at slot
-    ``slots[r]`` of each part, see :func:`_solve_config`), in parallel on ``threads``
+def solve_group(pair, tables, nbr, rules, shape, kk, configs, threads, scratch):
+    """The men configurations ``configs`` (of ``kk`` king placements each, of equal
+    advancement, the more advanced ones
+    solved) of ``pair`` (a :class:`~tablebase.solve.records.PairWords`), reading the solved
+    ``tables``, in parallel on ``threads``
     threads (at most the rows of ``scratch``, :func:`config_scratch`), each taking the next
     configuration left as it finishes one; returns (largest value, :data:`OVERFLOW` if one
     does not fit the state word; tables read; predecessor visits)."""
@@ -567,10 +559,7 @@ def solve_group(
             i = _next_config(taken)
             if i >= n:
                 break
-            t, r, v = _solve_config(
-                state, offw, offb, vals, offsets, nbr, rules, binom, counts, kk,
-                configs[i], vb, flags_w, flags_b, sc, slots,
-            )  # fmt: skip
+            t, r, v = _solve_config(pair, tables, nbr, rules, shape, kk, configs[i], sc)
             if t == OVERFLOW:
                 out[c, 0] = OVERFLOW
                 taken[0] = n  # the others stop after their configuration
@@ -605,12 +594,13 @@ def solve_pair(
     kk = king_entries(nsq, counts, BINOM)
     scratch = config_scratch(kk, numba.config.NUMBA_NUM_THREADS)
     slots = np.arange(len(order), dtype=np.int64)  # all of the pair, in index order
+    words = PairWords(state, offw, offb, vb, flags_w, flags_b, slots)
     top = reads = 0
     for g in range(len(groups) - 1):
         n = threads()
         t, r, v = solve_group(
-            state, offw, offb, vals, offsets, variant.neighbours, variant.rules, BINOM, counts,
-            kk, order[groups[g] : groups[g + 1]], vb, flags_w, flags_b, n, scratch, slots,
+            words, Tables(vals, offsets), variant.neighbours, variant.rules,
+            Shape(counts, BINOM), kk, order[groups[g] : groups[g + 1]], n, scratch,
         )  # fmt: skip
         if t >= OVERFLOW:
             raise OverflowError(
@@ -621,18 +611,20 @@ def solve_pair(
 
 
 @njit(cache=True, parallel=True)
-def to_file_order(
-    part, out, part_flags, out_flags, nsq, width, counts, binom, nchunks, c0=0, c1=-1
-):  # fmt: skip
+def to_file_order(part, out, flags, geometry, shape, nchunks, c0=0, c1=-1):
     """:func:`tablebase.solve.whole.to_file_order` for a pair solved by men configurations (the
     same result): the colour mirror's part ``part`` (entry ``i``: board ``i`` of the slice of
-    ``counts``, black to move) into the mirror slice's index order in ``out``, with its
-    flag bits (``out_flags`` zeroed; none where ``part_flags`` is empty); only the men
-    configurations ``c0..c1`` (``c1`` -1: to the last). Configuration by configuration:
+    ``shape``, black to move; ``geometry``: the board's squares and squares per row) into
+    the mirror slice's index order in ``out``, with its flag bits (``flags`` =
+    ``(part_flags, out_flags)``, ``out_flags`` zeroed; none where ``part_flags`` is empty);
+    only the men configurations ``c0..c1`` (``c1`` -1: to the last). Configuration by configuration:
     the colour flip takes a men configuration to one of the mirror's, a run of as many
     entries, so the men are ranked once per configuration, each entry's kings only, and the
     writes stay in one run (in the cache where a configuration fits) instead of reading the
     part at random."""
+    part_flags, out_flags = flags
+    nsq, width = geometry
+    counts, binom = shape
     free = nsq - counts[0] - counts[2]
     kk = king_entries(nsq, counts, binom)
     n_conf = part.shape[0] // kk if c1 < 0 else c1

@@ -63,12 +63,18 @@ def king_limit(rules):
 
 
 @njit(cache=True, inline="always")
-def place_runs(offsets, nsq, width, binom, limit, a, b, c, d, asq, an, csq, cn):
-    """Where the position ``(a, b)`` to move against ``(c, d)`` (black to move, as the move
-    functions return it), with the runs ``(asq, an)`` of the side to move and ``(csq, cn)``
-    of the other (0-based squares before the flip; ``n`` 0: no run), lies in the flat tables
-    once flipped to white to move; NO_PIECES or MISSING as
-    :func:`tablebase.solve.whole.place_after`."""
+def place_runs(offsets, rules, binom, board, mover, other):
+    """Where the position ``board`` = ``(a, b, c, d)``, ``(a, b)`` to move against ``(c,
+    d)`` (black to move, as the move functions return it), with the runs ``mover`` =
+    ``(asq, an)`` of the side to move and ``other`` = ``(csq, cn)`` of the other (0-based
+    squares before the flip; ``n`` 0: no run), lies in the flat tables once flipped to
+    white to move; NO_PIECES or MISSING as :func:`tablebase.solve.whole.place_after`."""
+    a, b, c, d = board
+    asq, an = mover
+    csq, cn = other
+    nsq = rules[0]
+    width = rules[5]
+    limit = king_limit(rules)
     if (a | b) == 0:
         return NO_PIECES
     wm = reverse_board(a, nsq)
@@ -122,9 +128,12 @@ def quiet_inside(rules, wm, wk, bm, bk):
 
 
 @kernel
-def _promotions(vals, offsets, nbr, rules, binom, limit, wm, wk, bm, bk, bsq, bn):
-    """Best candidate value among white's promotions (-1 if none) when black's run is
-    ``(bsq, bn)``, and how many tables were read."""
+def _promotions(tables, nbr, rules, binom, board, black_run):
+    """Best candidate value among white's promotions (-1 if none) on ``board`` (white men,
+    white kings, black men, black kings) when black's run is ``black_run`` = ``(bsq,
+    bn)``, and how many tables were read."""
+    vals, offsets = tables
+    wm, wk, bm, bk = board
     nsq = rules[0]
     width = rules[5]
     full = (mg.ONE << np.uint64(nsq)) - mg.ONE
@@ -141,7 +150,7 @@ def _promotions(vals, offsets, nbr, rules, binom, limit, wm, wk, bm, bk, bsq, bn
             a, b, c, e = mg.make_move(
                 rules, True, wm, wk, bm, bk, np.uint64(frm), np.uint64(to), mg.ZERO
             )
-            q = place_runs(offsets, nsq, width, binom, limit, a, b, c, e, bsq, bn, -1, 0)
+            q = place_runs(offsets, rules, binom, (a, b, c, e), black_run, (-1, 0))
             reads += 1
             if q == MISSING:
                 raise RuntimeError("a slice needed for a promotion is missing")
@@ -151,7 +160,7 @@ def _promotions(vals, offsets, nbr, rules, binom, limit, wm, wk, bm, bk, bsq, bn
 
 @njit(cache=True)
 def init_scratch(cb):
-    """Scratch space of one caller of :func:`_init_range` (a kernel, which allocates
+    """Scratch space of one caller of :func:`init_range` (a kernel, which allocates
     nothing) for slices whose black side has ``cb`` run states: a move buffer, the capture
     search's stack, the cursor, its boards and free squares, and one value per black run."""
     return (
@@ -166,8 +175,10 @@ def init_scratch(cb):
 
 
 @kernel
-def _init_range(state, soff, vals, offsets, nbr, rules, binom, lo, hi, counts, vb, flags, scratch):
-    """Pass 1 over the boards ``lo..hi`` of one slice with run states; returns (top value,
+def init_range(words, tables, nbr, rules, shape, lo, hi, scratch):
+    """Pass 1 over the boards ``lo..hi`` of one slice with run states (boards of ``shape``),
+    reading the solved ``tables`` (:class:`~tablebase.solve.records.Tables`) and writing
+    ``words`` (:class:`~tablebase.solve.records.Words`, ``foff`` 0); returns (top value,
     :data:`tablebase.solve.whole.OVERFLOW` if a value does not fit the state word, table reads).
     Flags only the entries that are not positions: capture positions keep
     their own WDL code (their value depends on the other side's run), so a reader may take
@@ -176,6 +187,9 @@ def _init_range(state, soff, vals, offsets, nbr, rules, binom, lo, hi, counts, v
     width = rules[5]
     flying = rules[1] != 0
     limit = king_limit(rules)
+    state, soff, vb, flags, _ = words
+    vals, offsets = tables
+    counts, binom = shape
     dec = 1 << (2 * vb - 1)
     exit_draw = (1 << vb) - 1
     vmax = exit_draw - 1
@@ -207,7 +221,7 @@ def _init_range(state, soff, vals, offsets, nbr, rules, binom, lo, hi, counts, v
                 for i in range(n):
                     a, b, c, d = mg.play_row(wm, wk, bm, bk, moves, i)
                     ksq, kn = kept_run(bsq, bn, a, b)
-                    q = place_runs(offsets, nsq, width, binom, limit, a, b, c, d, ksq, kn, -1, 0)
+                    q = place_runs(offsets, rules, binom, (a, b, c, d), (ksq, kn), (-1, 0))
                     if q == MISSING:
                         raise RuntimeError("a slice needed for a capture is missing")
                     best = combine(best, 1 if q == NO_PIECES else np.int64(vals[q]))
@@ -224,9 +238,7 @@ def _init_range(state, soff, vals, offsets, nbr, rules, binom, lo, hi, counts, v
             return OVERFLOW, reads
         for r in range(cb):
             bsq, bn = run_of_code(limit, bk, r)
-            best, got = _promotions(
-                vals, offsets, nbr, rules, binom, limit, wm, wk, bm, bk, bsq, bn
-            )
+            best, got = _promotions(tables, nbr, rules, binom, (wm, wk, bm, bk), (bsq, bn))
             reads += got
             if best > vmax:
                 return OVERFLOW, reads
@@ -255,10 +267,15 @@ def _init_range(state, soff, vals, offsets, nbr, rules, binom, lo, hi, counts, v
 
 
 @njit(cache=True, inline="always")
-def predecessor_indices(nbr, rules, binom, wm, wk, bm, bk, wcode, bcode, counts, moff, out):
+def predecessor_indices(nbr, rules, shape, board, codes, moff, out):
     """Indices (``moff`` + entry in the mirror slice) of every position from which black's
-    quiet move leads to this white-to-move position with runs ``wcode``, ``bcode``, without
-    leaving the pair (see the module docstring); returns how many were written."""
+    quiet move leads to this white-to-move position ``board`` (white men, white kings,
+    black men, black kings; of the slice of ``shape``) with the run codes ``codes`` =
+    ``(wcode, bcode)``, without leaving the pair (see the module docstring); returns how
+    many were written."""
+    wm, wk, bm, bk = board
+    wcode, bcode = codes
+    counts, binom = shape
     nsq = rules[0]
     width = rules[5]
     flying = rules[1] != 0

@@ -12,7 +12,7 @@ the part's mode, which picks the small kernels the one skeleton calls:
 * :data:`OWN_MIRROR`: a slice that is its own mirror, one part in its own order, its
   predecessors white's un-moves on its flipped board;
 * :data:`KING_RUNS`: a slice whose entries are its boards times the run states of both sides
-  (Frisian), in its own order; pass 1 works per board (:func:`tablebase.solve.runs._init_range`)
+  (Frisian), in its own order; pass 1 works per board (:func:`tablebase.solve.runs.init_range`)
   and its predecessors follow the runs (:func:`tablebase.solve.runs.predecessor_indices`);
 * men configurations (:mod:`tablebase.solve.men`): a pair of two slices with men, solved one
   men configuration at a time, groups of configurations of equal advancement in turn, each
@@ -54,6 +54,7 @@ from tablebase.rules import movegen as mg
 from tablebase.rules.kernel import kernel
 from tablebase.rules.variants import Variant
 from tablebase.solve import men, runs, whole
+from tablebase.solve.records import Entries, Part, Shape, Tables, Updates, Words
 from tablebase.solve.whole import (
     DUE_AHEAD,
     MISSING,
@@ -93,33 +94,32 @@ def chunk(c, lo, hi, nchunks, align):
 
 
 @njit(cache=True, parallel=True)
-def init_slice(
-    state, soff, vals, offsets, nbr, rules, binom, lo, hi, counts, nchunks, vb, flags, mode
-):
-    """Pass 1 over units ``lo..hi`` of the part at ``soff`` (boards of ``counts`` laid out
-    as ``mode`` says; a unit is an entry, or a board with its run states for
-    :data:`KING_RUNS`; ``lo`` a multiple of 8, so that a call writes whole bytes of
-    ``flags``); returns ``(largest value or exit value seen, tables read)``, the largest
-    :data:`tablebase.solve.whole.OVERFLOW` if a value does not fit the state word.
-    ``flags`` (one bit per entry of the part, zeroed) gets the entries without a stored
-    WDL code: not positions, or a capture pending (in slices with king runs only the
-    former)."""
+def init_slice(words, tables, nbr, rules, shape, lo, hi, nchunks, mode):
+    """Pass 1 over units ``lo..hi`` of the part ``words`` writes
+    (:class:`~tablebase.solve.records.Words`, ``foff`` 0: boards of ``shape`` laid out as
+    ``mode`` says; a unit is an entry, or a board with its run states for
+    :data:`KING_RUNS`; ``lo`` a multiple of 8, so that a call writes whole bytes of flag
+    bits), reading the solved ``tables``; returns ``(largest value or exit value seen,
+    tables read)``, the largest :data:`tablebase.solve.whole.OVERFLOW` if a value does not
+    fit the state word. The flag bits (one per entry of the part, zeroed) get the entries
+    without a stored WDL code: not positions, or a capture pending (in slices with king
+    runs only the former)."""
     out = np.zeros((nchunks, 2), dtype=np.int64)
+    counts = shape.counts
     for c in prange(nchunks):
         a, b = chunk(c, lo, hi, nchunks, 8)
         if a < b:
             if mode == KING_RUNS:
                 cb = run_states(runs.king_limit(rules), counts[2], counts[3])
-                t, r = runs._init_range(
-                    state, soff, vals, offsets, nbr, rules, binom, a, b, counts, vb, flags,
-                    runs.init_scratch(cb),
-                )  # fmt: skip
+                t, r = runs.init_range(
+                    words, tables, nbr, rules, shape, a, b, runs.init_scratch(cb)
+                )
             else:
                 none = np.empty(0, dtype=np.uint64)
-                t, r = whole._init_range(
-                    state, soff, vals, offsets, nbr, rules, binom, a, b, counts, vb, flags,
-                    mode == BLACK_TO_MOVE, whole.init_scratch(), 0, none, none, mg.ZERO,
-                    mg.ZERO,
+                t, r = whole.init_range(
+                    words, tables, nbr, rules, shape,
+                    Entries(a, b, mode == BLACK_TO_MOVE, none, none, mg.ZERO, mg.ZERO),
+                    whole.init_scratch(),
                 )  # fmt: skip
             out[c, 0] = t
             out[c, 1] = r
@@ -130,14 +130,12 @@ def init_slice(
 
 
 @kernel
-def _level_range(
-    state, nbr, rules, binom, soff, moff, size, blo, bhi, due, touched, sbo, mbo, counts,
-    level, vb, atomic, mode, scratch,
-):  # fmt: skip
-    """Level ``level`` over blocks ``blo..bhi`` of the part at ``soff`` (its blocks from
-    ``sbo`` in ``due`` and ``touched``; boards of ``counts``, laid out as ``mode`` says)
-    whose quiet predecessors all lie in the part at ``moff`` (blocks from ``mbo``; the
-    same part for :data:`OWN_MIRROR`); returns (set, visits). Only the blocks due at this
+def _level_range(part, upd, nbr, rules, shape, blo, bhi, level, scratch):
+    """Level ``level`` over blocks ``blo..bhi`` of ``part`` (a
+    :class:`~tablebase.solve.records.Part`: boards of ``shape``, laid out as its mode says)
+    whose quiet predecessors all lie in the part ``upd`` updates
+    (:class:`~tablebase.solve.records.Updates`; the same part for :data:`OWN_MIRROR`);
+    returns (set, visits). Only the blocks due at this
     level are read, :data:`tablebase.solve.whole.DUE_AHEAD` at a time
     (:func:`tablebase.solve.whole.level_stretch`); then the entries of value ``level``
     among them are expanded, their predecessors updated
@@ -146,7 +144,9 @@ def _level_range(
     ``scratch``: :func:`tablebase.solve.whole.level_scratch` of :func:`unmove_rows`."""
     nsq = rules[0]
     width = rules[5]
-    where, hits, dues, expand = scratch
+    counts, binom = shape
+    mode, vb, moff = part.mode, upd.vb, upd.moff
+    where, _, _, expand = scratch
     nwm, nwk, nbm, nbk = counts[0], counts[1], counts[2], counts[3]
     # entries in index order are mostly decoded in part: the run of entries that differ in
     # their black kings only shares the men and white kings (without runs); the run states
@@ -166,9 +166,7 @@ def _level_range(
     m = 0  # predecessors queued in where
     for c0 in range(blo, bhi, DUE_AHEAD):
         c1 = min(bhi, c0 + DUE_AHEAD)
-        n, ne = level_stretch(
-            state, due, touched, sbo, soff, size, c0, c1, level, vb, hits, dues, expand
-        )
+        n, ne = level_stretch(part, c0, c1, level, vb, scratch)
         nset += n
         for j in range(ne):
             idx = expand[j]
@@ -181,7 +179,7 @@ def _level_range(
                     )
                     last = bi
                 k = runs.predecessor_indices(
-                    nbr, rules, binom, wm, wk, bm, bk, code // cb, code % cb, counts, moff,
+                    nbr, rules, shape, (wm, wk, bm, bk), (code // cb, code % cb), moff,
                     where[m:],
                 )  # fmt: skip
             else:
@@ -199,13 +197,13 @@ def _level_range(
                     a, b, c, d = flip_board(nsq, wm, wk, bm, bk)
                     h, rw, rb = index_parts(nsq, width, a, b, c, d, nwm, nwk, nbm, nbk, binom)
                 k = whole.predecessor_indices(
-                    nbr, rules, binom, a, b, c, d, counts, moff, where[m:],
-                    mode != WHITE_TO_MOVE, True, h, rw, rb,
+                    nbr, rules, shape, (a, b, c, d), (h, rw, rb), (mode != WHITE_TO_MOVE, True),
+                    moff, where[m:],
                 )  # fmt: skip
             visits += k
-            m, n = update_if_full(state, where, m + k, level, vb, atomic, touched, moff, mbo)
+            m, n = update_if_full(upd, where, m + k, level)
             nset += n
-    nset += update_predecessors(state, where, m, level, vb, atomic, touched, moff, mbo)
+    nset += update_predecessors(upd, where, m, level)
     return nset, visits
 
 
@@ -217,23 +215,20 @@ def unmove_rows(mode):
 
 
 @njit(cache=True, parallel=True)
-def level_slice(
-    state, nbr, rules, binom, soff, moff, size, due, touched, sbo, mbo, counts, level, nchunks,
-    vb, atomic, mode,
-):  # fmt: skip
-    """Pass 2, one level, over one part of the pair (boards of ``counts``, laid out as
-    ``mode`` says); returns (positions set, predecessor visits). The part starts at
-    ``soff`` in ``state`` and its blocks at ``sbo`` in ``due`` (the level each block has
-    work at next, :func:`tablebase.solve.whole.block_due`) and ``touched`` (blocks with a
-    position set in the level before, by parity of the level); the part holding its
-    predecessors at ``moff`` and ``mbo``. Each chunk of threads owns whole blocks."""
+def level_slice(part, upd, nbr, rules, shape, level, nchunks):
+    """Pass 2, one level, over one part of the pair (:class:`~tablebase.solve.records.Part`:
+    boards of ``shape``, laid out as its mode says); returns (positions set, predecessor
+    visits). The part's blocks in ``due`` have the level each has work at next
+    (:func:`tablebase.solve.whole.block_due`), in ``touched`` a mark where a position was
+    set in the level before (by parity of the level); ``upd`` updates the part holding its
+    predecessors. Each chunk of threads owns whole blocks."""
     out = np.zeros((nchunks, 2), dtype=np.int64)
     for c in prange(nchunks):
-        blo, bhi = chunk(c, 0, work_blocks(size), nchunks, 1)
+        blo, bhi = chunk(c, 0, work_blocks(part.size), nchunks, 1)
         if blo < bhi:
             a, b = _level_range(
-                state, nbr, rules, binom, soff, moff, size, blo, bhi, due, touched, sbo, mbo,
-                counts, level, vb, atomic, mode, level_scratch(unmove_rows(mode)),
+                part, upd, nbr, rules, shape, blo, bhi, level,
+                level_scratch(unmove_rows(part.mode)),
             )  # fmt: skip
             out[c, 0] = a
             out[c, 1] = b
@@ -248,16 +243,22 @@ QUIET, CAPTURING = 0, 1  # successor_kinds: the position's side to move can capt
 
 
 @njit(cache=True)
-def successor_places(offsets, nbr, rules, binom, limit, cb, per, counts, idx, moves, ws, out):
+def successor_places(offsets, nbr, rules, shape, idx, buffers, out):
     """The places in the flat tables (``offsets``) of the successors of entry ``idx`` of the
-    slice of ``counts``, generated by the move generator (every legal move; with king
-    runs, the barred king's quiet moves taken out and the runs worked out forward), into
-    ``out``: how many, or :data:`NOT_A_POSITION`. A place is :data:`MISSING` where the
-    tables lack the successor's slice (the rest of the moves then not generated),
-    :data:`NO_PIECES` where the side to move is left without pieces. ``out[-1]`` is set to
-    :data:`CAPTURING` if a move captures, else :data:`QUIET`."""
+    slice of ``shape`` (``buffers``: a move buffer and a capture workspace), generated by
+    the move generator (every legal move; with king runs, the barred king's quiet moves
+    taken out and the runs worked out forward), into ``out``: how many, or
+    :data:`NOT_A_POSITION`. A place is :data:`MISSING` where the tables lack the
+    successor's slice (the rest of the moves then not generated), :data:`NO_PIECES` where
+    the side to move is left without pieces. ``out[-1]`` is set to :data:`CAPTURING` if a
+    move captures, else :data:`QUIET`."""
     nsq = rules[0]
     width = rules[5]
+    counts, binom = shape
+    moves, ws = buffers
+    limit = runs.king_limit(rules)
+    cb = run_states(limit, counts[2], counts[3])
+    per = run_states(limit, counts[0], counts[1]) * cb
     bi = idx // per
     code = idx - bi * per
     wm, wk, bm, bk, ok = position_from_index(
@@ -285,7 +286,7 @@ def successor_places(offsets, nbr, rules, binom, limit, cb, per, counts, idx, mo
         if not capture and king:
             msq = to
             mn = wn + 1 if (wn > 0 and frm == wsq) else 1
-        q = runs.place_runs(offsets, nsq, width, binom, limit, a, b, cc, d, ksq, kn, msq, mn)
+        q = runs.place_runs(offsets, rules, binom, (a, b, cc, d), (ksq, kn), (msq, mn))
         out[k] = q
         k += 1
         if q == MISSING:
@@ -307,14 +308,13 @@ def rederived(places, n, got):
 
 
 @njit(cache=True, parallel=True)
-def verify_range(vals, offsets, nbr, rules, binom, off, counts, indices, nchunks):
-    """Local consistency of the slice of ``counts`` at ``off`` in the flat tables: each
+def verify_range(tables, nbr, rules, shape, off, indices, nchunks):
+    """Local consistency of the slice of ``shape`` at ``off`` in the flat ``tables``
+    (:class:`~tablebase.solve.records.Tables`): each
     listed entry's value re-derived from its successors (:func:`successor_places`); a
     successor missing from the tables makes the entry inconsistent. Returns a boolean
     array, True where the stored value is wrong."""
-    limit = runs.king_limit(rules)
-    cb = run_states(limit, counts[2], counts[3])
-    per = run_states(limit, counts[0], counts[1]) * cb
+    vals = tables.vals
     m = indices.shape[0]
     bad = np.zeros(m, dtype=np.bool_)
     for c in prange(nchunks):
@@ -326,9 +326,7 @@ def verify_range(vals, offsets, nbr, rules, binom, off, counts, indices, nchunks
         for t in range(lo, hi):
             idx = indices[t]
             stored = np.int64(vals[off + idx])
-            n = successor_places(
-                offsets, nbr, rules, binom, limit, cb, per, counts, idx, moves, ws, places
-            )
+            n = successor_places(tables.offsets, nbr, rules, shape, idx, (moves, ws), places)
             if n == NOT_A_POSITION:
                 bad[t] = stored != 0
                 continue
@@ -340,14 +338,11 @@ def verify_range(vals, offsets, nbr, rules, binom, off, counts, indices, nchunks
 
 
 @njit(cache=True, parallel=True)
-def sample_successors(offsets, nbr, rules, binom, counts, indices, nchunks):
+def sample_successors(offsets, nbr, rules, shape, indices, nchunks):
     """:func:`successor_places` of each listed entry, end to end: ``(starts, places,
     kinds)``, entry ``t``'s places ``places[starts[t]:starts[t + 1]]``, its kind
     :data:`QUIET`, :data:`CAPTURING` or :data:`NOT_A_POSITION` (no places). For a check
     that reads the successors' values where they lie instead of holding the tables."""
-    limit = runs.king_limit(rules)
-    cb = run_states(limit, counts[2], counts[3])
-    per = run_states(limit, counts[0], counts[1]) * cb
     m = indices.shape[0]
     kinds = np.empty(m, dtype=np.int8)
     sizes = np.zeros(m + 1, dtype=np.int64)
@@ -357,9 +352,7 @@ def sample_successors(offsets, nbr, rules, binom, counts, indices, nchunks):
         ws = mg.new_workspace_nb()
         places = np.empty(mg.MAX_MOVES + 1, dtype=np.int64)
         for t in range(lo, hi):
-            n = successor_places(
-                offsets, nbr, rules, binom, limit, cb, per, counts, indices[t], moves, ws, places
-            )
+            n = successor_places(offsets, nbr, rules, shape, indices[t], (moves, ws), places)
             kinds[t] = NOT_A_POSITION if n == NOT_A_POSITION else places[-1]
             sizes[t + 1] = max(n, 0)
     starts = np.cumsum(sizes)
@@ -372,9 +365,7 @@ def sample_successors(offsets, nbr, rules, binom, counts, indices, nchunks):
         for t in range(lo, hi):
             if kinds[t] == NOT_A_POSITION:
                 continue
-            n = successor_places(
-                offsets, nbr, rules, binom, limit, cb, per, counts, indices[t], moves, ws, places
-            )
+            n = successor_places(offsets, nbr, rules, shape, indices[t], (moves, ws), places)
             out[starts[t] : starts[t] + n] = places[:n]
     return starts, out, kinds
 
@@ -511,8 +502,9 @@ def _pass1(
         for lo in range(0, units, step):
             threads()
             t, r = init_slice(
-                p.state, off, vals, offsets, v.neighbours, v.rules, BINOM, lo,
-                min(units, lo + step), p.board[s], nchunks, p.vb, p.flags[s], p.mode[s],
+                Words(p.state, off, p.vb, p.flags[s], 0), Tables(vals, offsets), v.neighbours,
+                v.rules, Shape(p.board[s], BINOM), lo, min(units, lo + step), nchunks,
+                p.mode[s],
             )  # fmt: skip
             top, reads = max(top, int(t)), reads + int(r)
         if top >= OVERFLOW:
@@ -540,11 +532,11 @@ def _levels(
             off, size = p.where[s]
             m = s.mirror
             atomic = threads() > 1  # one thread stores counters without atomics
+            part = Part(p.state, p.due, p.touched, off, p.blocks[s], size, p.mode[s])
+            upd = Updates(p.state, p.touched, p.where[m][0], p.blocks[m], p.vb, atomic)
             n, k = level_slice(
-                p.state, v.neighbours, v.rules, BINOM, off, p.where[m][0], size, p.due,
-                p.touched, p.blocks[s], p.blocks[m], p.board[s], level, nchunks, p.vb,
-                atomic, p.mode[s],
-            )  # fmt: skip
+                part, upd, v.neighbours, v.rules, Shape(p.board[s], BINOM), level, nchunks
+            )
             nset, visits = nset + int(n), visits + int(k)
         if nset:
             top = max(top, level + 1)
@@ -575,8 +567,8 @@ def _values(
     order = men.to_file_order if by_men else whole.to_file_order  # men: config by config
     counts = p.board[pair[0]] if by_men else _counts(s)
     order(
-        values[off : off + size], in_order, flags[s], s_flags, v.squares, v.per_row, counts,
-        BINOM, nchunks,
+        values[off : off + size], in_order, (flags[s], s_flags), (v.squares, v.per_row),
+        Shape(counts, BINOM), nchunks,
     )  # fmt: skip
     values[off : off + size] = in_order
     flags[s] = s_flags

@@ -187,11 +187,12 @@ def flip_board(nsq, wm, wk, bm, bk):
 
 
 @njit(cache=True, inline="always")
-def _quiet_exits(offsets, nbr, rules, binom, wm, wk, bm, bk, where, m):
-    """For a white-to-move position without a capture: the number of quiet moves staying in
-    the pair (counted with bitboard steps), and the places in the flat tables of the
-    positions its promotions lead to, appended to ``where`` from ``m`` on; returns
-    ``(inside, new m)``."""
+def quiet_exits(offsets, nbr, rules, binom, board, where, m):
+    """For a white-to-move position without a capture (``board``: white men, white kings,
+    black men, black kings): the number of quiet moves staying in the pair (counted with
+    bitboard steps), and the places in the flat tables of the positions its promotions
+    lead to, appended to ``where`` from ``m`` on; returns ``(inside, new m)``."""
+    wm, wk, bm, bk = board
     nsq = rules[0]
     width = rules[5]
     full = (mg.ONE << np.uint64(nsq)) - mg.ONE
@@ -226,13 +227,17 @@ PENDING_PLACES = mg.MAX_MOVES + 4 * PENDING
 
 
 @kernel
-def _resolve(state, soff, vals, where, starts, pend, inside, npend, vb, top):
-    """Pass 1's pending positions: position ``k`` is entry ``pend[k]``, its successors
-    outside the pair lie at ``where[starts[k]:starts[k + 1]]`` (read now, their cache lines
-    requested when they were found), and ``inside[k]`` is -1 for a capture position (every
-    successor is outside) or its number of quiet moves inside the pair. Writes each state
-    word; returns the largest value or exit value seen (:data:`OVERFLOW` if one does not
-    fit the state word)."""
+def _resolve(words, vals, queue, npend, top):
+    """Pass 1's pending positions (``queue``: ``where, starts, pend, inside`` of
+    :func:`init_scratch`): position ``k`` is entry ``pend[k]``, its successors outside the
+    pair lie at ``where[starts[k]:starts[k + 1]]`` (read now, their cache lines requested
+    when they were found), and ``inside[k]`` is -1 for a capture position (every successor
+    is outside) or its number of quiet moves inside the pair. Writes each state word into
+    ``words`` (:class:`~tablebase.solve.records.Words`); returns the largest value or exit
+    value seen, ``top`` the largest so far (:data:`OVERFLOW` if one does not fit the state
+    word)."""
+    where, starts, pend, inside = queue
+    state, soff, vb = words.state, words.soff, words.vb
     dec = 1 << (2 * vb - 1)
     exit_draw = (1 << vb) - 1
     vmax = exit_draw - 1
@@ -263,7 +268,7 @@ def _resolve(state, soff, vals, where, starts, pend, inside, npend, vb, top):
 
 @njit(cache=True)
 def init_scratch():
-    """Scratch space of one caller of :func:`_init_range` (a kernel, which allocates
+    """Scratch space of one caller of :func:`init_range` (a kernel, which allocates
     nothing): the capture search's results and stack, the cursor, its boards and free
     squares, and the queue of pending positions."""
     return (
@@ -281,27 +286,31 @@ def init_scratch():
 
 
 @kernel
-def _init_range(
-    state, soff, vals, offsets, nbr, rules, binom, lo, hi, counts, vb, flags, flip,
-    scratch, foff, wks, bks, wm0, bm0,
-):  # fmt: skip
-    """Pass 1 over entries ``lo..hi`` of one part of the pair (boards of ``counts``; if
-    ``flip``, each board with black to move, solved as its colour flip); returns (top
-    value, :data:`OVERFLOW` if a value does not fit the state word, table reads). Sets bit
-    ``idx - foff`` (``foff`` a multiple of 8) of ``flags`` for entries that are not positions
-    or have a capture pending (the entries the compact WDL part need not store).
-    ``scratch``: :func:`init_scratch`. The boards are decoded from the entries, or, if
-    ``wks`` is not empty, are the men ``wm0``, ``bm0`` with the kings ``wks[idx - lo]``,
-    ``bks[idx - lo]`` (one men configuration, :mod:`tablebase.solve.men`, whose boards are
-    all positions).
+def init_range(words, tables, nbr, rules, shape, entries, scratch):
+    """Pass 1 over ``entries`` (a :class:`~tablebase.solve.records.Entries`:
+    entries ``lo..hi`` of one part of the pair, boards of ``shape``; where ``flip``, each
+    board with black to move, solved as its colour flip), reading the solved ``tables``
+    (:class:`~tablebase.solve.records.Tables`) and writing ``words``
+    (:class:`~tablebase.solve.records.Words`); returns (top value, :data:`OVERFLOW` if a
+    value does not fit the state word, table reads). Sets bit ``idx - foff`` (``foff`` a
+    multiple of 8) of ``flags`` for entries that are not positions or have a capture
+    pending (the entries the compact WDL part need not store). ``scratch``:
+    :func:`init_scratch`. The boards are decoded from the entries, or, where ``wks`` is not
+    empty, are the men ``wm``, ``bm`` with the kings ``wks[idx - lo]``, ``bks[idx - lo]``
+    (one men configuration, :mod:`tablebase.solve.men`, whose boards are all positions).
 
     A position that reads solved tables (a capture pending, or promotions) has the places of
     those reads computed and prefetched, then waits in a queue of :data:`PENDING` positions
     (:func:`_resolve`), so that its cache misses overlap with the work on the next ones."""
     nsq = rules[0]
     width = rules[5]
+    state, soff, vb, flags, foff = words
+    vals, offsets = tables
+    counts, binom = shape
+    lo, hi, flip, wks, bks, wm0, bm0 = entries
     dec = 1 << (2 * vb - 1)
     succ, ws, cur, boards, free1, free2, where, starts, pend, inside = scratch
+    queue = (where, starts, pend, inside)
     npend = 0
     m = 0  # places queued
     given = wks.shape[0] > 0
@@ -333,7 +342,7 @@ def _init_range(
                 wm, wk, bm, bk = flip_board(nsq, wm, wk, bm, bk)
         if npend == PENDING or m > PENDING_PLACES - mg.MAX_MOVES:
             starts[npend] = m
-            top = _resolve(state, soff, vals, where, starts, pend, inside, npend, vb, top)
+            top = _resolve(words, vals, queue, npend, top)
             if top == OVERFLOW:
                 return top, reads
             npend = 0
@@ -359,7 +368,7 @@ def _init_range(
             npend += 1
             continue
         m0 = m
-        count, m = _quiet_exits(offsets, nbr, rules, binom, wm, wk, bm, bk, where, m)
+        count, m = quiet_exits(offsets, nbr, rules, binom, (wm, wk, bm, bk), where, m)
         if count >= (1 << (vb - 1)):
             return OVERFLOW, reads
         if m > m0:  # promotions: resolved with the queue
@@ -377,7 +386,7 @@ def _init_range(
             continue
         state[soff + idx] = count << vb
     starts[npend] = m
-    top = _resolve(state, soff, vals, where, starts, pend, inside, npend, vb, top)
+    top = _resolve(words, vals, queue, npend, top)
     return top, reads
 
 
@@ -385,18 +394,17 @@ def _init_range(
 
 
 @njit(cache=True, inline="always")
-def predecessor_indices(
-    nbr, rules, binom, wm, wk, bm, bk, counts, moff, out, white, with_men, head, r_wk, r_bk
-):  # fmt: skip
-    """Indices (``moff`` + board index, ``counts`` the board's pieces) of the boards from
-    which one of ``white``'s pieces (white's if true, else black's) came to this board by a
-    quiet move: the same board with that piece put back; returns how many were written to
+def predecessor_indices(nbr, rules, shape, board, parts, who, moff, out):
+    """Indices (``moff`` + board index, of the slice of ``shape``) of the boards from which
+    one of ``white``'s pieces (``who`` = ``(white, with_men)``: white's if true, else
+    black's) came to ``board`` (white men, white kings, black men, black kings) by a quiet
+    move: the same board with that piece put back; returns how many were written to
     ``out``.
 
     These are the quiet un-moves of :func:`tablebase.rules.movegen.quiet_unmoves` without
     the un-promotions (whose predecessors have one man more, in another slice), enumerated
     square by square straight into indices instead of into a buffer of boards. The board's
-    own index, in its parts ``head``, ``r_wk`` and ``r_bk`` (:func:`index_parts`), comes
+    own index, in its parts ``parts`` = ``(head, r_wk, r_bk)`` (:func:`index_parts`), comes
     from the caller, who decoded the board from it. A king's un-move leaves the men's part
     of the index as it was, and a black king's the white kings' too. The moved king's group:
     where no king of its group lies between the square it stands on and the one it came
@@ -406,6 +414,10 @@ def predecessor_indices(
     mover had a capture (so the quiet move was illegal) are included; their state is
     decided, so the caller skips them. Without ``with_men``, only the kings' un-moves (the
     men's lead to another men configuration, :mod:`tablebase.solve.men`)."""
+    wm, wk, bm, bk = board
+    head, r_wk, r_bk = parts
+    white, with_men = who
+    counts, binom = shape
     nsq = rules[0]
     width = rules[5]
     flying = rules[1] != 0
@@ -523,18 +535,19 @@ def block_due(state, b0, b1, level, vb):
 
 
 @njit(cache=True, inline="always")
-def open_block(state, due, touched, sbo, soff, size, b, level, vb, hits):
-    """Block ``b`` of the slice at ``soff`` (``size`` entries, its blocks from ``sbo``) at
-    ``level``: ``(-1, 0, 0)`` if it is not due; else its mark is cleared and the result is
-    ``(words with work, listed in hits, first entry, end entry)`` (:func:`block_hits`)."""
-    if not block_is_due(due, touched, sbo + b, level):
+def open_block(part, b, level, vb, hits):
+    """Block ``b`` of ``part`` (a :class:`~tablebase.solve.records.Part`) at ``level``:
+    ``(-1, 0, 0)`` if it is not due; else its mark is cleared and the result is ``(words
+    with work, listed in hits, first entry, end entry)`` (:func:`block_hits`)."""
+    if not block_is_due(part.due, part.touched, part.sbo + b, level):
         return -1, 0, 0
-    touched[level & 1, sbo + b] = 0
+    part.touched[level & 1, part.sbo + b] = 0
     dec = 1 << (2 * vb - 1)
     vmask = (1 << vb) - 1
     b0 = b * WORK_BLOCK
-    b1 = min(size, b0 + WORK_BLOCK)
-    nh = block_hits(state, soff + b0, soff + b1, dec | level, dec | vmask, level + 1, hits)
+    b1 = min(part.size, b0 + WORK_BLOCK)
+    soff = part.soff
+    nh = block_hits(part.state, soff + b0, soff + b1, dec | level, dec | vmask, level + 1, hits)
     return nh, b0, b1
 
 
@@ -558,13 +571,13 @@ def exit_decides(s, level, vb):
 
 
 @njit(cache=True, inline="always")
-def update_if_full(state, where, m, level, vb, atomic, touched, moff, mbo):
+def update_if_full(upd, where, m, level):
     """The level passes' batch of predecessors ``where[:m]``: updated
     (:func:`update_predecessors`) once it holds :data:`VISIT_BATCH`; returns ``(m left
     queued, positions set)``."""
     if m < VISIT_BATCH:
         return m, 0
-    return 0, update_predecessors(state, where, m, level, vb, atomic, touched, moff, mbo)
+    return 0, update_predecessors(upd, where, m, level)
 
 
 @njit(cache=True)
@@ -581,9 +594,11 @@ def level_scratch(rows):
 
 
 @njit(cache=True, inline="always")
-def level_stretch(state, due, touched, sbo, soff, size, c0, c1, level, vb, hits, dues, expand):
-    """Blocks ``c0..c1`` (at most :data:`DUE_AHEAD`) of the slice at ``soff`` at ``level``,
-    all but the expansions; returns ``(positions set, entries to expand)``. The due blocks
+def level_stretch(part, c0, c1, level, vb, scratch):
+    """Blocks ``c0..c1`` (at most :data:`DUE_AHEAD`) of ``part`` (a
+    :class:`~tablebase.solve.records.Part`) at ``level``, all but the expansions, listed in
+    ``expand`` of ``scratch`` (:func:`level_scratch`); returns ``(positions set, entries to
+    expand)``. The due blocks
     are listed first and their state prefetched (a due block has not been read for a
     while: its state is rarely in cache); then each is read: the undecided words whose exit
     decides them now are set, the entries of value ``level`` go to ``expand``, and the
@@ -593,9 +608,11 @@ def level_stretch(state, due, touched, sbo, soff, size, c0, c1, level, vb, hits,
     change during its level (the marks set in it are the next level's), and the expansions
     change its words only by setting them for the next level, which ``touched`` announces,
     or by one count less, which leaves their due level as it was."""
+    _, hits, dues, expand = scratch
+    state, due, soff, sbo = part.state, part.due, part.soff, part.sbo
     nd = 0
     for b in range(c0, c1):
-        if block_is_due(due, touched, sbo + b, level):
+        if block_is_due(due, part.touched, sbo + b, level):
             dues[nd] = b
             nd += 1
             prefetch(state, soff + b * WORK_BLOCK)
@@ -605,7 +622,7 @@ def level_stretch(state, due, touched, sbo, soff, size, c0, c1, level, vb, hits,
     ne = 0
     for i in range(nd):
         b = dues[i]
-        nh, b0, b1 = open_block(state, due, touched, sbo, soff, size, b, level, vb, hits)
+        nh, b0, b1 = open_block(part, b, level, vb, hits)
         for h in range(nh):
             idx = b0 + hits[h]
             s = np.int64(state[soff + idx])
@@ -630,14 +647,15 @@ def count_down(old, new, vb):
 
 
 @njit(cache=True, inline="always")
-def update_predecessors(state, where, m, level, vb, atomic, touched, moff, mbo):
-    """The predecessors ``where[:m]`` (state indices in the mirror slice at ``moff``, whose
-    blocks start at ``mbo``) of a position of value ``level``: wins at ``level + 1`` if it
-    is a loss; if it is a win, each undecided one has one move fewer not known to lose, and
-    is a loss at ``level + 1`` once none is left (exits permitting). Marks the blocks of the
-    positions set in ``touched`` for the next level; returns how many were set. Count
-    decrements are compare-and-swaps when ``atomic`` (several threads), plain stores
-    otherwise."""
+def update_predecessors(upd, where, m, level):
+    """The predecessors ``where[:m]`` (state indices in the part at ``upd.moff``, a
+    :class:`~tablebase.solve.records.Updates`) of a position of value ``level``: wins at
+    ``level + 1`` if it is a loss; if it is a win, each undecided one has one move fewer
+    not known to lose, and is a loss at ``level + 1`` once none is left (exits permitting).
+    Marks the blocks of the positions set in ``touched`` for the next level; returns how
+    many were set. Count decrements are compare-and-swaps when ``upd.atomic`` (several
+    threads), plain stores otherwise."""
+    state, touched, moff, mbo, vb, atomic = upd
     dec = 1 << (2 * vb - 1)
     new = level + 1
     nxt = new & 1
@@ -688,15 +706,20 @@ def compact_values(state, vb, out):
 
 
 @njit(cache=True, parallel=True)
-def to_file_order(part, out, part_flags, out_flags, nsq, width, counts, binom, nchunks):
+def to_file_order(part, out, flags, geometry, shape, nchunks):
     """The colour mirror's part of a solved pair
     (:data:`tablebase.solve.skeleton.BLACK_TO_MOVE`: entry ``i`` is
     board ``i`` of the pair's first slice, black to move) into the mirror slice's own index
-    order: ``out[j]`` is the value of entry ``j`` of the slice of ``counts``, and bit ``j``
-    of ``out_flags`` (zeroed) that of ``part_flags``; entries that are not positions get
+    order: ``out[j]`` is the value of entry ``j`` of the slice of ``shape`` (``geometry``:
+    the board's squares and squares per row), and bit ``j`` of ``out_flags`` (zeroed)
+    that of ``part_flags`` (``flags`` = ``(part_flags, out_flags)``); entries that are not
+    positions get
     0 and their bit. Writes in order and reads ``part`` at random, the places of
     :data:`PENDING` entries found and prefetched before they are read, so that their
     cache misses overlap."""
+    part_flags, out_flags = flags
+    nsq, width = geometry
+    counts, binom = shape
     size = out.shape[0]
     bcounts = np.array([counts[2], counts[3], counts[0], counts[1]], dtype=np.int64)
     step = (size + nchunks - 1) // nchunks

@@ -8,6 +8,7 @@ import pytest
 
 from tablebase.build.task import run_pair_task
 from tablebase.material.slices import Slice, build_pairs
+from tablebase.solve.records import Shape, Tables
 from tests.conftest import session_database
 
 
@@ -100,8 +101,9 @@ def assert_locally_consistent(variant, pair, solution, deps) -> None:
     for s in pair:
         off, size = flat.where[s]
         bad = skeleton.verify_range(
-            flat.vals, flat.offsets, variant.neighbours, variant.rules, BINOM, off,
-            np.array(tuple(s), dtype=np.int64), np.arange(size, dtype=np.int64), 4,
+            Tables(flat.vals, flat.offsets), variant.neighbours, variant.rules,
+            Shape(np.array(tuple(s), dtype=np.int64), BINOM), off,
+            np.arange(size, dtype=np.int64), 4,
         )  # fmt: skip
         assert not bad.any(), f"{s.name}: entries {np.flatnonzero(bad)[:5]} inconsistent"
 

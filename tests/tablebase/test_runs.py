@@ -28,6 +28,7 @@ from tablebase.material.index import (
 from tablebase.material.slices import Slice, build_pairs, pair_dependencies
 from tablebase.rules.variants import INTERNATIONAL
 from tablebase.solve import skeleton
+from tablebase.solve.records import Shape, Tables
 
 INTL_RUNS = dataclasses.replace(INTERNATIONAL, name="international-runs", king_move_limit=3)
 
@@ -105,13 +106,11 @@ def test_solver_with_runs_is_consistent_with_every_move(runs3):
     for s in runs3:
         off, size = t.where[s]
         bad = skeleton.verify_range(
-            t.vals,
-            t.offsets,
+            Tables(t.vals, t.offsets),
             v.neighbours,
             v.rules,
-            BINOM,
+            Shape(np.array(tuple(s), dtype=np.int64), BINOM),
             off,
-            np.array(tuple(s), dtype=np.int64),
             np.arange(size, dtype=np.int64),
             4,
         )
@@ -129,13 +128,11 @@ def test_verify_finds_a_wrong_value_with_runs(runs3):
     i = int(np.flatnonzero((vals > 0) & (vals % 2 == 0))[1000])
     vals[i] += 1
     bad = skeleton.verify_range(
-        t.vals,
-        t.offsets,
+        Tables(t.vals, t.offsets),
         INTL_RUNS.neighbours,
         INTL_RUNS.rules,
-        BINOM,
+        Shape(np.array(tuple(s), dtype=np.int64), BINOM),
         off,
-        np.array(tuple(s), dtype=np.int64),
         np.array([i], dtype=np.int64),
         1,
     )

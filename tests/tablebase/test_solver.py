@@ -21,6 +21,7 @@ from tablebase.rules.variants import ENGLISH, INTERNATIONAL
 from tablebase.solve import whole as solve
 from tablebase.solve.atomics import cas, prefetch
 from tablebase.solve.memory import task_memory_bytes
+from tablebase.solve.records import Shape
 from tablebase.storage.files import read_slice, slice_path
 from tests.tablebase.conftest import assert_locally_consistent, lengthened, solved_with_widths
 
@@ -99,8 +100,8 @@ def test_predecessor_indices_are_the_engines_quiet_unmoves(variant, name, white,
     for wm, wk, bm, bk in _random_positions(variant, s, 400, seed=3):
         head, r_wk, r_bk = index_parts(nsq, width, wm, wk, bm, bk, *counts, BINOM)
         m = solve.predecessor_indices(
-            variant.neighbours, variant.rules, BINOM, wm, wk, bm, bk, counts, moff, out, white,
-            with_men, head, r_wk, r_bk,
+            variant.neighbours, variant.rules, Shape(counts, BINOM), (wm, wk, bm, bk),
+            (head, r_wk, r_bk), (white, with_men), moff, out,
         )  # fmt: skip
         pos = Position(int(wm), int(wk), int(bm), int(bk), not white, variant)
         expected = []
@@ -130,7 +131,9 @@ def test_mirror_part_goes_into_the_mirror_slices_order(variant, name) -> None:
     part_flags = rng.integers(0, 256, (size + 7) // 8, dtype=np.uint8)
     out = np.full(size, 255, dtype=np.uint8)
     out_flags = np.zeros_like(part_flags)
-    solve.to_file_order(part, out, part_flags, out_flags, nsq, width, np.array(tuple(m)), BINOM, 8)
+    solve.to_file_order(
+        part, out, (part_flags, out_flags), (nsq, width), Shape(np.array(tuple(m)), BINOM), 8
+    )
     bits = np.unpackbits(part_flags, bitorder="little")
     got_bits = np.unpackbits(out_flags, bitorder="little")
     seen = set()
@@ -169,10 +172,9 @@ def test_quiet_move_count_is_the_engines_move_list(variant, name) -> None:
             and (int(promo) >> int(moves[i, mg.F_TO])) & 1
         ]
         where = np.zeros(solve.PENDING_PLACES, dtype=np.int64)
-        inside, m = solve._quiet_exits(
-            offsets, variant.neighbours, variant.rules, BINOM, wm, wk, bm, bk,
-            where, 3,
-        )  # fmt: skip
+        inside, m = solve.quiet_exits(
+            offsets, variant.neighbours, variant.rules, BINOM, (wm, wk, bm, bk), where, 3
+        )
         assert inside == n - len(promoting)
         assert m == 3 + len(promoting)  # appended after the places already queued
         want = [
