@@ -301,8 +301,8 @@ def serve(db: str | None, host: str, port: int, log_level: str, cache: str | Non
     """Serve the HTTP API (/adjudicate, /probe, /health, /docs) and the endgame explorer (/)."""
     from dataclasses import replace as with_field
 
-    from adjudicator.service.app import ServiceSettings
-    from adjudicator.service.app import serve as run_service
+    from adjudicator.service.server import serve as run_service
+    from adjudicator.service.settings import ServiceSettings
     from tablebase.probe.cache import cache_bytes
 
     if db is None and os.path.isdir("data"):
