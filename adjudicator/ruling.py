@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, TextIO
 
+from adjudicator.databases import open_tables
 from adjudicator.drawrules import THREEFOLD, RuleOptions
 from adjudicator.pdn import PdnGame, PdnMove, read_games
 from adjudicator.replay import LOSSES, NO_PIECES, Replay, move_number, replay, start_position
@@ -443,7 +444,5 @@ def _opened(db: Any) -> Iterator[Any]:
     if db is None or not isinstance(db, (str, os.PathLike)):
         yield db
         return
-    from adjudicator.databases import open_tables
-
     with open_tables(db) as tables:
         yield tables
