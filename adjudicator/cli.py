@@ -21,7 +21,7 @@ import click
 
 from adjudicator.databases import open_tables
 from adjudicator.drawrules import RuleOptions
-from adjudicator.pdn import PdnError, read_games, write_game
+from adjudicator.pdn import PdnError, PdnGame, read_games, write_game
 from adjudicator.ruling import UNKNOWN, Ruling, rule_games
 from tablebase.probe.cache import BlockCache, cache_bytes
 from tablebase.rules.variants import VARIANTS
@@ -216,7 +216,7 @@ def _output(path: str | None) -> Iterator[TextIO | None]:
         yield out
 
 
-def _write(out: TextIO, game, ruling: Ruling, name: str) -> None:
+def _write(out: TextIO, game: PdnGame, ruling: Ruling, name: str) -> None:
     if ruling.reason == "pdn-error":
         click.echo(f"warning: {name}: game {ruling.game} not written (malformed PDN)", err=True)
         return

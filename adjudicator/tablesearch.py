@@ -94,7 +94,7 @@ def premise_for(tb: Any) -> tuple[bool | frozenset[str], tuple[tuple[str, TableF
 def _identity(path: Any, names: tuple[str, ...]) -> tuple:
     """What tells a database's files apart from their earlier versions (a file written
     anew, e.g. a damaged one regenerated, is read anew)."""
-    out = []
+    out: list[tuple[int, int, int] | None] = []
     for name in names:
         try:
             st = os.stat(os.path.join(path, f"{name}.h5"))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from tablebase.probe.database import Tablebase
 from tablebase.rules.countsearch import failing_slices, under_count
-from tablebase.rules.drawrules import Count, Counter
+from tablebase.rules.drawrules import Count, Counter, DrawRules
 from tablebase.rules.moves import Move
 from tablebase.rules.position import Position
 from tablebase.storage.files import read_attrs, slice_path
@@ -23,7 +23,7 @@ def stored_premise(tb: Tablebase) -> tuple[frozenset[str], dict[str, Exception]]
     def longest(name: str) -> int:
         return int(read_attrs(slice_path(tb.path, slices[name]))["longest_win"])
 
-    return failing_slices(tb.variant.draw_rules, slices, longest, unreadable), unreadable
+    return failing_slices(_rules(tb), slices, longest, unreadable), unreadable
 
 
 def probe_under_count(
@@ -36,9 +36,15 @@ def probe_under_count(
     return under_count(
         tb,
         pos,
-        Counter(tb.variant.draw_rules),
+        Counter(_rules(tb)),
         elapsed,
         moves,
         shortcut=failing,
         unreadable=unreadable,
     )
+
+
+def _rules(tb: Tablebase) -> DrawRules:
+    rules = tb.variant.draw_rules
+    assert rules is not None  # every variant has them (Variant checks it)
+    return rules
