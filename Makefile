@@ -26,6 +26,7 @@ run: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check tablebase adjudicator scripts tests
 	$(BIN)/ruff format --check tablebase adjudicator scripts tests
+	$(BIN)/mypy
 
 test: lint
 	$(BIN)/python -m pytest -q --durations=15

@@ -11,7 +11,8 @@ the options (the rules themselves are each variant's data, :mod:`tablebase.rules
 :mod:`adjudicator.tablesearch` rules a final position with the tables and the running count
 (the search is :mod:`tablebase.rules.countsearch`), :mod:`adjudicator.ruling` puts them
 together, :mod:`adjudicator.databases` says where the tables are, :mod:`adjudicator.cli` is the
-command line and :mod:`adjudicator.service.app` the HTTP service and explorer.
+command line, :mod:`adjudicator.service` the HTTP service and explorer and
+:mod:`adjudicator.match` the referee of engine matches.
 """
 
 import tablebase  # noqa: F401 - first: it sets the compiled code's cache folder

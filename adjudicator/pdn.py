@@ -132,7 +132,9 @@ class PdnError(Exception):
         return _make_error, (self.message, self.file, self.line, self.col, self.game)
 
 
-def _make_error(message, file, line, col, game) -> PdnError:
+def _make_error(
+    message: str, file: str | None, line: int | None, col: int | None, game: int | None
+) -> PdnError:
     return PdnError(message, file=file, line=line, col=col, game=game)
 
 
@@ -229,7 +231,13 @@ def read_games(
         yield from _read_lines(source, label, collect, strict)
 
 
-def _bounded(handle) -> Iterator[bytes]:
+def _outside_game(move: PdnMove) -> None:
+    """Where the fast path would add a move while no game is open (never: a game is
+    opened before a move is added)."""
+    raise AssertionError(f"move {move.text!r} outside a game")
+
+
+def _bounded(handle: io.RawIOBase | io.BufferedIOBase) -> Iterator[bytes]:
     """The lines of a binary file, each cut at `MAX_LINE` + 1 bytes (the rest of an
     over-long line is skipped, so it is never held whole)."""
     readline = handle.readline
@@ -246,7 +254,7 @@ def _bounded(handle) -> Iterator[bytes]:
 
 
 def _read_lines(
-    lines: Iterable[str] | Iterable[bytes], label: str, collect: bool, strict: bool = False
+    lines: Iterable[str | bytes], label: str, collect: bool, strict: bool = False
 ) -> Iterator[PdnGame]:
     parser = _Parser(label, strict)
     done = parser.done
@@ -365,7 +373,7 @@ class _Parser:
         """Numbers, moves and results separated by spaces: `_add_move` etc. inlined for speed
         (the line matched `_PLAIN_LINE`: numbers are `12.` or `12...`, moves are plain)."""
         game = self.game
-        append = game.moves.append if game is not None else None
+        append = game.moves.append if game is not None else _outside_game
         ply = len(game.moves) if game is not None else 0
         number, side = self.number, self.side
         find = line.find
@@ -375,7 +383,7 @@ class _Parser:
             if token in RESULTS:
                 self.number, self.side = number, side
                 self._on_result(token, lineno)
-                game, append, number, side = None, None, 1, FIRST
+                game, append, number, side = None, _outside_game, 1, FIRST
                 pos += len(token)
                 continue
             if game is None:  # the first token of a game without tags
@@ -421,6 +429,7 @@ class _Parser:
         """The general tokenizer, for lines the fast paths do not take."""
         for m in _TOKEN.finditer(line, pos):
             kind = m.lastgroup
+            assert kind is not None  # every alternative of _TOKEN is a named group
             if kind == "move":
                 self._on_move(m, lineno)
             elif kind == "num":

@@ -307,7 +307,15 @@ class _Replayer:
 
     # ---- moves the compiled loop left to us
 
-    def resolve(self, pos, i, boards, state, history, depth) -> Move | ReplayError:
+    def resolve(
+        self,
+        pos: Position,
+        i: int,
+        boards: np.ndarray,
+        state: np.ndarray,
+        history: np.ndarray,
+        depth: int,
+    ) -> Move | ReplayError:
         """The legal move text ``i`` names in ``pos``, forgiving unambiguous spelling."""
         text = self.texts[i]
         try:
@@ -342,22 +350,30 @@ class _Replayer:
         flipped = _flip_separator(text, self.variant)
         if flipped is not None:
             try:
-                move = parse_move(pos, flipped)
+                swapped: Move | None = parse_move(pos, flipped)
             except MoveError:
-                move = None
-            if move is not None:
-                what = "capture" if move.is_capture else "quiet move"
-                played = move_text(pos, move)
+                swapped = None
+            if swapped is not None:
+                what = "capture" if swapped.is_capture else "quiet move"
+                played = move_text(pos, swapped)
                 if strict:
                     return self._error(
                         pos, i, first_error, f"the {what} {played} has these squares"
                     )
                 if depth == 0:
                     self._warn(pos, i, f"{text} written for the {what} {played}; read as {played}")
-                return move
+                return swapped
         return self._error(pos, i, first_error)
 
-    def _continues(self, move: Move, i, boards, state, history, depth) -> bool:
+    def _continues(
+        self,
+        move: Move,
+        i: int,
+        boards: np.ndarray,
+        state: np.ndarray,
+        history: np.ndarray,
+        depth: int,
+    ) -> bool:
         """True if, after ``move`` as move ``i``, every following move replays legally."""
         boards, state, history = boards.copy(), state.copy(), history.copy()
         first, forced = i, _forced(move)

@@ -22,8 +22,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, TextIO
 
+from adjudicator.databases import open_tables
 from adjudicator.drawrules import THREEFOLD, RuleOptions
-from adjudicator.pdn import PdnGame, PdnMove, read_games
+from adjudicator.pdn import PdnGame, PdnMove, Side, read_games
 from adjudicator.replay import LOSSES, NO_PIECES, Replay, move_number, replay, start_position
 from adjudicator.tablesearch import plies, rule_position
 from tablebase.rules.position import FenError
@@ -159,16 +160,16 @@ def rule_game(
         return ruler.unknown("bad-tag", 0, f"game {game.index}: {error}")
     played, failures = _replay_first_legal(game, candidates, fen, options)
     if played is None:
-        v, error = max(failures, key=lambda f: getattr(f[1], "ply", 0))
+        v, failure = max(failures, key=lambda f: getattr(f[1], "ply", 0))
         ruler.variant = v
         if len(candidates) > 1:
             tried = ", ".join(c.name for c in candidates)
             note = f" (no GameType tag, and no variant replays the game: tried {tried})"
         else:
             note = ""
-        if isinstance(error, FenError):
-            return ruler.unknown("bad-tag", 0, f"game {game.index}: {error}{note}")
-        return ruler.unknown(error.kind, error.ply, f"{error}{note}")
+        if isinstance(failure, FenError):
+            return ruler.unknown("bad-tag", 0, f"game {game.index}: {failure}{note}")
+        return ruler.unknown(failure.kind, failure.ply, f"{failure}{note}")
     ruler.variant = played.variant
     if len(candidates) > 1:
         ruler.warnings.append(
@@ -232,7 +233,7 @@ def _as_game(moves: Sequence[str | PdnMove], fen: str | None, variant: Variant) 
             out.append(m)
             continue
         number = move_number(ply, first_mover)
-        side = "first" if (ply % 2 == 1) == first_mover else "second"
+        side: Side = "first" if (ply % 2 == 1) == first_mover else "second"
         out.append(PdnMove(number, side, str(m), ply=ply - 1))
     tags = {"FEN": fen} if fen else {}
     return PdnGame(index=1, tags=tags, moves=out)
@@ -443,7 +444,5 @@ def _opened(db: Any) -> Iterator[Any]:
     if db is None or not isinstance(db, (str, os.PathLike)):
         yield db
         return
-    from adjudicator.databases import open_tables
-
     with open_tables(db) as tables:
         yield tables

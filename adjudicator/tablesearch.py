@@ -27,7 +27,7 @@ from tablebase.rules.countsearch import (
 )
 from tablebase.rules.drawrules import NO_LIMIT, Count, Counter, DrawRules
 from tablebase.rules.position import Position
-from tablebase.storage.files import TableFileError
+from tablebase.storage.files import TableFileError, read_attrs
 
 __all__ = [
     "Prober",
@@ -94,7 +94,7 @@ def premise_for(tb: Any) -> tuple[bool | frozenset[str], tuple[tuple[str, TableF
 def _identity(path: Any, names: tuple[str, ...]) -> tuple:
     """What tells a database's files apart from their earlier versions (a file written
     anew, e.g. a damaged one regenerated, is read anew)."""
-    out = []
+    out: list[tuple[int, int, int] | None] = []
     for name in names:
         try:
             st = os.stat(os.path.join(path, f"{name}.h5"))
@@ -108,8 +108,6 @@ def _identity(path: Any, names: tuple[str, ...]) -> tuple:
 def _failing(
     path: str, names: tuple[str, ...], rules: DrawRules, identity: tuple
 ) -> tuple[frozenset[str], tuple[tuple[str, TableFileError], ...]]:
-    from tablebase.storage.files import read_attrs
-
     def longest(name: str) -> int:
         return int(read_attrs(os.path.join(path, f"{name}.h5")).get("longest_win", -1))
 
@@ -123,8 +121,6 @@ def _failing(
 
 @lru_cache(maxsize=32)
 def _shortcut_holds(path: str, names: tuple[str, ...], rules: DrawRules) -> bool:
-    from tablebase.storage.files import read_attrs
-
     def longest(name: str) -> int:
         return int(read_attrs(os.path.join(path, f"{name}.h5")).get("longest_win", -1))
 

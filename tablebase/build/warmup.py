@@ -35,6 +35,14 @@ import time
 from pathlib import Path
 
 import numba
+import numpy as np
+
+from tablebase.build.schedule import build_graph, end_with_parent
+from tablebase.build.task import run_pair_task
+from tablebase.probe.database import Tablebase
+from tablebase.rules import legal_moves, perft
+from tablebase.rules.position import Position
+from tablebase.rules.variants import get_variant
 
 log = logging.getLogger("tablebase.build.warmup")
 
@@ -45,7 +53,7 @@ _READY = ".ready"  # written by the ``solve`` part in its folder once the 2-piec
 
 
 def _marker(variant: str) -> Path | None:
-    folder = numba.config.CACHE_DIR
+    folder = getattr(numba.config, "CACHE_DIR", None)  # set by tablebase.jitcache
     return Path(folder) / _MARKER.format(variant=variant) if folder else None
 
 
@@ -99,8 +107,6 @@ def run_part(part: str, variant: str, scratch: str, parent: int | None = None) -
     """Run one part of the warm-up (``solve`` or ``probe``) in ``scratch``; in a process of
     its own (``parent``: the pid of the process that started it), dying with its parent."""
     if parent is not None:
-        from tablebase.build.schedule import end_with_parent
-
         end_with_parent(parent)
     if part == "solve":
         _solve_part(variant, Path(scratch))
@@ -111,10 +117,6 @@ def run_part(part: str, variant: str, scratch: str, parent: int | None = None) -
 
 
 def _solve_part(variant: str, scratch: Path) -> None:
-    from tablebase.build.schedule import build_graph
-    from tablebase.build.task import run_pair_task
-    from tablebase.rules.variants import get_variant
-
     db = scratch / "db"
     db.mkdir()
     for task in build_graph(get_variant(variant), WARM_PIECES):
@@ -129,18 +131,12 @@ def _pieces(name: str) -> int:
 
 
 def _probe_part(variant: str, scratch: Path) -> None:
-    import numpy as np
-
-    import tablebase
-    from tablebase.rules import legal_moves, perft
-    from tablebase.rules.position import Position
-
     start = Position.start(variant)
     perft(start, 3)
     legal_moves(start)
     while not (scratch / _READY).exists():
         time.sleep(0.05)
-    with tablebase.open(scratch / "db") as tb:
+    with Tablebase(scratch / "db", variant) as tb:
         pos = Position.from_fen(f"W:WK{tb.variant.squares}:BK1", variant)  # kings far apart
         tb.probe(pos)
         tb.probe_wdl(pos)

@@ -1,56 +1,55 @@
-"""The ``tablebase`` command line: perft, move listing, generation, probing, verification."""
+"""The ``tablebase`` commands: perft, moves, generate, probe, verify, stats, export, hub.
+
+Each command reads its options, calls the package that does the work (the build's
+orchestration is :mod:`tablebase.build.generate`, the count-aware probe
+:mod:`tablebase.probe.undercount`) and prints the answer; what the commands share (options,
+one-line errors, opening a database) is :mod:`.common`.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 import time
-from collections.abc import Iterable
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 import click
 
-from tablebase.material.slices import Slice
+from tablebase.build import warmup
+from tablebase.cli.common import (
+    DB_OPTION,
+    VARIANT_OPTION,
+    db_dir,
+    fail,
+    open_db,
+    parse_fen,
+    parse_materials,
+    read_fens,
+    setup_logging,
+)
+from tablebase.cli.plot import plot_stats
+from tablebase.material.slices import build_key
+from tablebase.probe.database import MissingSliceError
+from tablebase.probe.hub import serve as serve_hub
+from tablebase.probe.undercount import probe_under_count
 from tablebase.rules import legal_moves, perft
 from tablebase.rules.notation import move_text
-from tablebase.rules.position import FenError, Position
-from tablebase.rules.variants import VARIANTS, Variant, get_variant
-
-VARIANT_OPTION = click.option(
-    "--variant",
-    "-v",
-    type=click.Choice(sorted(VARIANTS)),
-    default="international",
-    show_default=True,
-    help="Rule set.",
+from tablebase.rules.outcome import RESULT_NAMES
+from tablebase.rules.position import Position
+from tablebase.rules.variants import VARIANTS, get_variant
+from tablebase.storage.export import part_bytes
+from tablebase.storage.files import (
+    TableFileError,
+    check_header,
+    read_slice,
+    slice_files,
+    slice_path,
 )
-
-
-def fail(message: str, code: int = 2) -> None:
-    """Print a one-line error and exit (2 = unusable input)."""
-    click.echo(f"error: {message}", err=True)
-    sys.exit(code)
-
-
-def read_fens(fens: Iterable[str]) -> Iterable[str]:
-    """The FEN arguments, with ``-`` expanded to one FEN per non-empty stdin line."""
-    for fen in fens:
-        if fen == "-":
-            for line in sys.stdin:
-                if line.strip():
-                    yield line.strip()
-        else:
-            yield fen
-
-
-def parse_fen(fen: str, variant: str) -> Position:
-    try:
-        return Position.from_fen(fen, variant)
-    except FenError as e:
-        fail(str(e))
-        raise  # unreachable
+from tablebase.storage.values import dtw_histogram
 
 
 @click.group()
@@ -110,66 +109,6 @@ def moves_cmd(variant: str, as_json: bool, notation: str | None, fens: tuple[str
             click.echo(f"{shown}: {len(moves)} moves: {' '.join(texts)}")
 
 
-DB_OPTION = click.option(
-    "--db",
-    "db",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="Database directory (default: data/<variant>).",
-)
-
-
-def db_dir(db: str | None, variant: str) -> Path:
-    return Path(db) if db else Path("data") / variant
-
-
-def setup_logging(verbose: bool = False, progress_bar: bool = False) -> None:
-    """Log to stderr; with ``progress_bar``, above the progress bar instead of through it."""
-    if progress_bar:
-        from tablebase.build.progress import TqdmLogHandler
-
-        handler: logging.Handler = TqdmLogHandler()
-    else:
-        handler = logging.StreamHandler(sys.stderr)
-    logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(message)s",
-        datefmt="%H:%M:%S",
-        handlers=[handler],
-    )
-
-
-def parse_materials(names: tuple[str, ...]) -> list[Slice]:
-    """The slices named by ``--material`` (a one-line error for a bad name)."""
-    from tablebase.material.slices import parse_material
-
-    out = []
-    for name in names:
-        try:
-            out.append(parse_material(name))
-        except ValueError as e:
-            fail(f"--material: {e}")
-    return out
-
-
-def build_tasks(v: Variant, path: Path, pieces: int | None, materials: list[Slice]) -> list:
-    """The pair tasks of ``--pieces`` and ``--material`` (with what they need and lack)."""
-    from tablebase.build.schedule import graph_for_pairs
-    from tablebase.material.slices import build_key, build_pairs, material_pairs
-    from tablebase.storage.files import TableFileError, check_header, slice_path
-
-    def have(s) -> bool:
-        try:
-            check_header(slice_path(path, s), v, s)
-        except TableFileError:
-            return False
-        return True
-
-    pairs = set(build_pairs(pieces)) if pieces else set()
-    pairs |= set(material_pairs(materials, have))
-    return graph_for_pairs(v, sorted(pairs, key=lambda p: build_key(p[0])))
-
-
 @main.command("generate")
 @VARIANT_OPTION
 @click.option("--pieces", "-n", type=click.IntRange(2, 7), default=None, help="Up to N pieces.")
@@ -224,9 +163,14 @@ def generate_cmd(
 ) -> None:
     """Generate every slice up to PIECES pieces and/or the slices of each MATERIAL
     (resumes: complete slices are kept). One build per database folder at a time."""
-    from tablebase.build.faults import describe
+    # The build's modules (the solver, the schedulers, the checks) are imported by the two
+    # commands that use them, generate and verify: at the top they would add about 17 % to
+    # every command's start-up (import tablebase.cli.main: best of 6, 3.27 s against 2.80 s
+    # on the loaded 2-core machine, python -X importtime shows them as the difference).
+    from tablebase.build.faults import BuildError, describe
     from tablebase.build.folderlock import FolderInUseError, lock_folder
-    from tablebase.build.progress import on_terminal
+    from tablebase.build.generate import SchedulerError, generate
+    from tablebase.build.progress import TqdmLogHandler, on_terminal
     from tablebase.build.schedule import default_memory, parse_size
 
     if pieces is None and not materials:
@@ -237,7 +181,7 @@ def generate_cmd(
         budget = parse_size(memory) if memory else default_memory()
     except ValueError as e:
         fail(f"--memory: {e}")
-    setup_logging(progress_bar=on_terminal())
+    setup_logging(handler=TqdmLogHandler() if on_terminal() else None)
     path = db_dir(db, variant)
     held = ExitStack()
     try:
@@ -248,84 +192,14 @@ def generate_cmd(
     except OSError as e:
         fail(f"cannot write in database folder {path}: {describe(e)}", 1)
     with held:
-        run_build(v, path, pieces, wanted, jobs, threads, budget, memory, scheduler)
-
-
-def run_build(
-    v: Variant,
-    path: Path,
-    pieces: int | None,
-    wanted: list[Slice],
-    jobs: int | None,
-    threads: int | None,
-    budget: int,
-    memory: str | None,
-    scheduler: str | None,
-) -> None:
-    """The build itself, with the database folder locked (see :func:`generate_cmd`)."""
-    from tablebase.build import warmup
-    from tablebase.build.faults import BuildError
-    from tablebase.build.progress import make_progress
-    from tablebase.build.schedule import LocalScheduler, default_jobs, human_bytes
-    from tablebase.storage.files import remove_stale_temporaries
-
-    log = logging.getLogger("tablebase")
-    try:
-        for tmp in remove_stale_temporaries(path):
-            log.warning("removed %s, left by an interrupted build", tmp)
-        tasks = build_tasks(v, path, pieces, wanted)
-        what = f"up to {pieces} pieces" if pieces else ""
-        if wanted:
-            what += (" and " if what else "") + " ".join(s.name for s in wanted)
-        progress = make_progress(sum(len(t.names) for t in tasks))
-        if scheduler:
-            from tablebase.build.cluster import DaskScheduler
-
-            try:
-                dask_sched = DaskScheduler(scheduler, threads, memory=budget if memory else None)
-            except (ImportError, ValueError) as e:
-                fail(str(e))
-            if jobs:
-                log.warning("--jobs is ignored with --scheduler")
-            log.info(
-                "generating %s %s into %s: %d slice pairs on Dask %s",
-                v.name,
-                what,
-                path,
-                len(tasks),
-                scheduler,
-            )
-            try:
-                dask_sched.run(v, tasks, str(path), progress)
-            except ConnectionError as e:
-                fail(str(e), 1)
-            return
-        if jobs is None:  # a build of fewer pairs than cores gives each more threads
-            jobs = max(1, min(default_jobs(), len(tasks)))
-        if tasks and not warmup.is_warm(v.name):
-            log.info("compiling kernels, first run only (tablebase compile does it ahead)")
-            log.info("kernels compiled in %.0f s", warmup.warm_up(v.name, min(2, jobs)))
-        sched = LocalScheduler(jobs, threads, budget)
-        log.info(
-            "generating %s %s into %s: %d slice pairs, %d jobs x %d threads, memory budget %s",
-            v.name,
-            what,
-            path,
-            len(tasks),
-            sched.jobs,
-            sched.threads,
-            human_bytes(budget),
-        )
-        sched.run(v, tasks, str(path), progress)
-    except BuildError as e:
-        fail(str(e), 1)
-    except KeyboardInterrupt:
-        fail("interrupted; the slices done are kept (run the same command to resume)", 130)
-    finally:
         try:
-            remove_stale_temporaries(path)  # ours: the folder is locked
-        except OSError:
-            pass
+            generate(v, path, pieces, wanted, jobs, threads, budget, bool(memory), scheduler)
+        except SchedulerError as e:
+            fail(str(e))
+        except BuildError as e:
+            fail(str(e), 1)
+        except KeyboardInterrupt:
+            fail("interrupted; the slices done are kept (run the same command to resume)", 130)
 
 
 @main.command("compile")
@@ -340,8 +214,6 @@ def run_build(
 def compile_cmd(variants: tuple[str, ...], force: bool) -> None:
     """Compile and cache the kernels of a build and a probe (a first build does it itself;
     make does it at install). Once per version of the sources."""
-    from tablebase.build import warmup
-
     setup_logging()
     for name in variants or ("international",):
         if warmup.is_warm(name) and not force:
@@ -349,21 +221,6 @@ def compile_cmd(variants: tuple[str, ...], force: bool) -> None:
             continue
         click.echo(f"{name}: compiling kernels ...")
         click.echo(f"{name}: kernels compiled in {warmup.warm_up(name):.0f} s")
-
-
-def open_db(db: str | None, variant: str, cache: str | None = None):
-    from tablebase.probe.database import Tablebase
-    from tablebase.storage.files import TableFileError
-
-    path = db_dir(db, variant)
-    if not path.is_dir():
-        fail(f"database directory {path} does not exist (run `tablebase generate` first)")
-    try:
-        return Tablebase(path, variant, cache=cache)
-    except TableFileError as e:
-        fail(str(e))
-    except ValueError as e:  # a bad --cache size
-        fail(f"--cache: {e}")
 
 
 @main.command("probe")
@@ -396,20 +253,20 @@ def probe_cmd(
     fens: tuple[str, ...],
 ) -> None:
     """Look positions up: result and distance-to-win for the side to move."""
-    from tablebase.probe.database import MissingSliceError
-    from tablebase.rules.outcome import RESULT_NAMES
-    from tablebase.storage.files import TableFileError
-
     with open_db(db, variant, cache) as tb:
         for fen in read_fens(fens):
             pos = parse_fen(fen, variant)
             try:
                 wdl, dtw = tb.probe(pos)
                 moves = tb.best_moves(pos) if with_moves else []
-                counted = _under_count(tb, pos, elapsed, moves) if elapsed is not None else None
+                counted = (
+                    probe_under_count(tb, pos, elapsed, [m.move for m in moves])
+                    if elapsed is not None
+                    else None
+                )
             except (MissingSliceError, TableFileError, ValueError) as e:
                 fail(str(e))
-            obj: dict = {"fen": fen, "result": RESULT_NAMES[wdl], "dtw": dtw}
+            obj: dict[str, Any] = {"fen": fen, "result": RESULT_NAMES[wdl], "dtw": dtw}
             if counted is not None:
                 count, whole, per_move = counted
                 obj["result_under_count"] = whole
@@ -435,30 +292,6 @@ def probe_cmd(
                     d = f" in {m.dtw}" if m.dtw is not None else ""
                     u = f" ({counted[2][i]} under the count)" if counted is not None else ""
                     click.echo(f"  {m.text:>12} {m.result}{d}{u}")
-
-
-def _under_count(tb, pos: Position, elapsed: int, moves: list) -> tuple:
-    """result_under_count of ``pos`` and its ``moves`` (tablebase.rules.countsearch), the
-    search's shortcut checked against the database's stored longest wins."""
-    from tablebase.rules.countsearch import failing_slices, under_count
-    from tablebase.rules.drawrules import Counter
-    from tablebase.storage.files import read_attrs
-
-    rules = tb.variant.draw_rules
-    names = [s.name for s in tb.slices()]
-    unreadable: dict[str, Exception] = {}  # damaged files: only a search that needs them fails
-    failing = failing_slices(
-        rules, names, lambda n: int(read_attrs(tb.path / f"{n}.h5")["longest_win"]), unreadable
-    )
-    return under_count(
-        tb,
-        pos,
-        Counter(rules),
-        elapsed,
-        [m.move for m in moves],
-        shortcut=failing,
-        unreadable=unreadable,
-    )
 
 
 @main.command("verify")
@@ -498,6 +331,7 @@ def verify_cmd(
     """Check every slice file (its digests and checksums), re-derive stored values from
     their successors and compare every WDL code with the values; exit 1 listing
     inconsistencies, damaged files and files that are not slices of the database."""
+    # imported here, as in generate_cmd (start-up of the other commands)
     from tablebase.build.schedule import default_memory, parse_size
     from tablebase.build.verify import SliceCheck, verify_database
 
@@ -534,8 +368,6 @@ def verify_cmd(
     def unverified(f: Path, reason: str) -> None:
         click.echo(f"{f.stem}: not verified: {reason}")
 
-    from tablebase.storage.files import slice_files
-
     listing = slice_files(path)
     for f, reason in listing.others:
         click.echo(f"{f.name}: skipped, not a slice file: {reason}")
@@ -546,7 +378,7 @@ def verify_cmd(
         v,
         sample,
         seed,
-        os_threads(),
+        os.cpu_count() or 1,
         values_db,
         on_check=show,
         on_damaged=damaged,
@@ -555,12 +387,6 @@ def verify_cmd(
     )
     if report.failures:
         sys.exit(1)
-
-
-def os_threads() -> int:
-    import os
-
-    return os.cpu_count() or 1
 
 
 @main.command("stats")
@@ -578,11 +404,6 @@ def os_threads() -> int:
 def stats_cmd(variant: str, db: str | None, as_json: bool, plot_file: str | None) -> None:
     """Per slice: positions, wins, draws, losses, longest win and an example, and the bits
     per position of each part on disk; then a total per piece count."""
-    from tablebase.material.slices import build_key
-    from tablebase.storage.export import part_bytes
-    from tablebase.storage.files import TableFileError, check_header, read_slice, slice_path
-    from tablebase.storage.values import dtw_histogram
-
     if plot_file:
         try:
             import matplotlib  # noqa: F401
@@ -644,8 +465,6 @@ def stats_cmd(variant: str, db: str | None, as_json: bool, plot_file: str | None
                 f"({8 * v / n:.3f} bits/position)"
             )
     if plot_file:
-        from tablebase.cli.plot import plot_stats
-
         if not rows:
             fail(f"no slice files in {tb.path} to plot")
         try:
@@ -754,8 +573,6 @@ def export_cmd(
 )
 def hub_cmd(variant: str, db: str | None, search_nodes: int) -> None:
     """Play as a Hub engine on stdin/stdout: the best move from the tables (docs/MATCH.md)."""
-    from tablebase.probe.hub import serve
-
     with open_db(db, variant) as tb:
         if not tb.has_distances:
             fail(f"{tb.path}: a WDL-only database cannot choose moves (no distances)")
@@ -765,7 +582,7 @@ def hub_cmd(variant: str, db: str | None, search_nodes: int) -> None:
             sys.stdout.flush()
 
         try:
-            serve(tb, sys.stdin, write, search_nodes)
+            serve_hub(tb, sys.stdin, write, search_nodes)
         except BrokenPipeError:
             pass
 

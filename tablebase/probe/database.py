@@ -134,10 +134,14 @@ class Tablebase:
         variant: str | Variant | None = None,
         wdl_only: bool = False,
         cache: int | str | BlockCache | None = None,
+        name: str | None = None,
     ) -> None:
         self.path = Path(path)
         if not self.path.is_dir():
             raise FileNotFoundError(f"database directory {self.path} does not exist")
+        #: how error messages name the database: ``name`` if given (the service gives the
+        #: variant's name, so that no server path reaches a client), else its directory
+        self.name = Path(name) if name is not None else self.path
         attrs = first_readable_attrs(self.path)  # damaged and junk files passed over
         self.variant = get_variant(variant or attrs.get("variant") or self.path.name)
         #: True if probes give distances (the ``values`` part); False: win/draw/loss only.
@@ -182,10 +186,10 @@ class Tablebase:
         """The values of slice ``s``, read whole and checked (outside the cache: an array
         of the slice's size; probes never call this)."""
         if not self.has_distances:
-            raise DistancesUnavailableError(self.path)
+            raise DistancesUnavailableError(self.name)
         path = slice_path(self.path, s)
         if not path.exists():
-            raise MissingSliceError(s.name, self.path, fen)
+            raise MissingSliceError(s.name, self.name, fen)
         return read_slice(path, self.variant, s)
 
     def covers(self, pos: Position | str) -> bool:
@@ -208,7 +212,7 @@ class Tablebase:
                 return
             path = slice_path(self.path, s)
             if not path.exists():
-                raise MissingSliceError(s.name, self.path, fen)
+                raise MissingSliceError(s.name, self.name, fen)
             source = open_part(path, self.variant, s, part.name)
             part.add(s.code, source, resident=s.pieces <= RESIDENT_PIECES)
 
@@ -247,7 +251,7 @@ class Tablebase:
     def probe_byte(self, pos: Position | str) -> int:
         """The stored value of a position (see ``docs/FORMAT.md``)."""
         if not self.has_distances:
-            raise DistancesUnavailableError(self.path)
+            raise DistancesUnavailableError(self.name)
         p = self._position(pos)
         v = self.variant
         if v.king_move_limit == 0:  # the common case first: one compiled call when cached
@@ -275,7 +279,7 @@ class Tablebase:
             s = normalise(p)[0]
             if s.wm + s.wk == 0:
                 return 1
-            raise MissingSliceError(s.name, self.path, p.fen())
+            raise MissingSliceError(s.name, self.name, p.fen())
         if self.variant.king_move_limit > 0:
             idx = _entry_with_runs(p)
 
@@ -339,7 +343,7 @@ class Tablebase:
                 continue
             code = NO_TABLE - int(r)
             if code == UNCODED:
-                raise MissingSliceError(normalise(p)[0].name, self.path, p.fen())
+                raise MissingSliceError(normalise(p)[0].name, self.name, p.fen())
             self._open(part, slice_of_code(code), p.fen())
             r = quick()
         return int(r)
@@ -413,7 +417,7 @@ class Tablebase:
     def _missing(self, wm, wk, bm, bk, wtm, i: int) -> tuple[str, Path, str]:  # type: ignore[no-untyped-def]
         v = self.variant
         pos = Position(int(wm[i]), int(wk[i]), int(bm[i]), int(bk[i]), bool(wtm[i]), v)
-        return normalise(pos)[0].name, self.path, pos.fen()
+        return normalise(pos)[0].name, self.name, pos.fen()
 
     def probe_batch(
         self,
@@ -428,7 +432,7 @@ class Tablebase:
         ``uint16`` if a slice the batch reaches stores 16-bit values. In a variant with king
         runs (Frisian) these are the positions in which neither side has a run going."""
         if not self.has_distances:
-            raise DistancesUnavailableError(self.path)
+            raise DistancesUnavailableError(self.name)
         v = self.variant
         wm, wk, bm, bk, wtm = self._batch(
             (white_men, white_kings, black_men, black_kings), white_to_move

@@ -19,7 +19,8 @@ from service_helpers import LIMITS, Server, shared_service
 
 import tablebase
 from adjudicator.cli import main
-from adjudicator.service.app import ServiceSettings, create_app, resolve_databases
+from adjudicator.databases import resolve_databases
+from adjudicator.service.app import ServiceSettings, create_app
 
 MAX_BODY = int(LIMITS["ADJUDICATOR_MAX_BODY_BYTES"])
 MAX_GAMES = int(LIMITS["ADJUDICATOR_MAX_GAMES"])
