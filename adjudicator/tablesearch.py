@@ -27,7 +27,7 @@ from tablebase.rules.countsearch import (
 )
 from tablebase.rules.drawrules import NO_LIMIT, Count, Counter, DrawRules
 from tablebase.rules.position import Position
-from tablebase.storage.files import TableFileError
+from tablebase.storage.slicefile import TableFileError
 
 __all__ = [
     "Prober",
@@ -108,7 +108,7 @@ def _identity(path: Any, names: tuple[str, ...]) -> tuple:
 def _failing(
     path: str, names: tuple[str, ...], rules: DrawRules, identity: tuple
 ) -> tuple[frozenset[str], tuple[tuple[str, TableFileError], ...]]:
-    from tablebase.storage.files import read_attrs
+    from tablebase.storage.reader import read_attrs
 
     def longest(name: str) -> int:
         return int(read_attrs(os.path.join(path, f"{name}.h5")).get("longest_win", -1))
@@ -123,7 +123,7 @@ def _failing(
 
 @lru_cache(maxsize=32)
 def _shortcut_holds(path: str, names: tuple[str, ...], rules: DrawRules) -> bool:
-    from tablebase.storage.files import read_attrs
+    from tablebase.storage.reader import read_attrs
 
     def longest(name: str) -> int:
         return int(read_attrs(os.path.join(path, f"{name}.h5")).get("longest_win", -1))

@@ -54,7 +54,8 @@ from tablebase.material.slices import Slice, flat_offsets, pair_dependencies
 from tablebase.rules.variants import Variant
 from tablebase.solve import bands
 from tablebase.solve.whole import FIXED_TASK_BYTES
-from tablebase.storage.files import SliceStats, read_slice, slice_path
+from tablebase.storage.reader import read_slice
+from tablebase.storage.slicefile import SliceStats, slice_path
 from tablebase.storage.values import value_dtype
 
 log = logging.getLogger("tablebase.build.outofcore")
@@ -83,8 +84,8 @@ def write_memory(variant: Variant, pair: tuple[Slice, ...]) -> int:
     disk; the few MiB that do not grow with the slice (the value histogram's counts per
     thread, the compression's look-ahead of a few chunks per thread, HDF5's caches) are in
     :data:`tablebase.solve.whole.FIXED_TASK_BYTES`, as for a task in memory."""
+    from tablebase.storage.checks import CHECK_BLOCK_ENTRIES
     from tablebase.storage.chunkio import BLOCK_BYTES
-    from tablebase.storage.files import CHECK_BLOCK_ENTRIES
 
     size = max(s.size(variant) for s in pair)
     chunks = -(-size * 9 // (4 * BLOCK_BYTES))  # two-byte values and the WDL part
@@ -513,7 +514,7 @@ def finish(
     """The last step, every band solved: the parts put together, the mirror, the counts,
     the pair's files written (``fen_of(slice, entry)``: the FEN of a slice's entry, for
     its longest win) and the folder removed; returns (stats per slice, random accesses)."""
-    from tablebase.storage.files import write_slice
+    from tablebase.storage.writer import write_slice
 
     reads = scr.assemble()
     scr.mirror(threads)

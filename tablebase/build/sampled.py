@@ -34,14 +34,10 @@ from tablebase.material.slices import Slice, flat_offsets
 from tablebase.probe.blocks import PartSource, open_part
 from tablebase.rules.variants import Variant
 from tablebase.solve import skeleton
+from tablebase.storage.checks import check_part_in_blocks
 from tablebase.storage.chunkio import BLOCK_BYTES
-from tablebase.storage.files import (
-    DATASET,
-    WDL_DATASET,
-    check_part_in_blocks,
-    read_attrs,
-    slice_path,
-)
+from tablebase.storage.reader import read_attrs
+from tablebase.storage.slicefile import DATASET, WDL_DATASET, slice_path
 from tablebase.storage.wdl import codes_of
 
 SAMPLE_CHUNK = 1 << 20  # sampled entries placed and read at a time

@@ -31,15 +31,10 @@ from tablebase.rules.variants import Variant, get_variant
 from tablebase.solve import men as solve_men
 from tablebase.solve import skeleton
 from tablebase.solve import whole as solve
-from tablebase.storage.files import (
-    SliceStats,
-    TableFileError,
-    check_wdl_part,
-    read_attrs,
-    read_slice,
-    slice_path,
-    write_slice,
-)
+from tablebase.storage.checks import check_wdl_part
+from tablebase.storage.reader import read_attrs, read_slice
+from tablebase.storage.slicefile import SliceStats, TableFileError, slice_path
+from tablebase.storage.writer import write_slice
 
 if TYPE_CHECKING:
     from tablebase.solve.bands import Plan
@@ -576,7 +571,7 @@ def _run_out_of_core(
 
 
 def _stored_stats(db: Path, s: Slice) -> SliceStats:
-    from tablebase.storage.files import read_attrs
+    from tablebase.storage.reader import read_attrs
 
     a = read_attrs(slice_path(db, s))
     return SliceStats(

@@ -32,19 +32,10 @@ from tablebase.material.index import BINOM
 from tablebase.material.slices import Slice, build_key, pair_dependencies
 from tablebase.rules.variants import Variant
 from tablebase.solve import skeleton
-from tablebase.storage.files import (
-    TableFileError,
-    check_file,
-    check_group_index,
-    checksum,
-    has_values,
-    read_attrs,
-    read_slice,
-    read_wdl_part,
-    slice_files,
-    slice_path,
-    wdl_disagreements,
-)
+from tablebase.storage.checks import check_group_index, wdl_disagreements
+from tablebase.storage.listing import slice_files
+from tablebase.storage.reader import check_file, has_values, read_attrs, read_slice, read_wdl_part
+from tablebase.storage.slicefile import TableFileError, checksum, slice_path
 
 
 @dataclass(frozen=True)

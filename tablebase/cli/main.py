@@ -156,7 +156,8 @@ def build_tasks(v: Variant, path: Path, pieces: int | None, materials: list[Slic
     """The pair tasks of ``--pieces`` and ``--material`` (with what they need and lack)."""
     from tablebase.build.schedule import graph_for_pairs
     from tablebase.material.slices import build_key, build_pairs, material_pairs
-    from tablebase.storage.files import TableFileError, check_header, slice_path
+    from tablebase.storage.reader import check_header
+    from tablebase.storage.slicefile import TableFileError, slice_path
 
     def have(s) -> bool:
         try:
@@ -266,7 +267,7 @@ def run_build(
     from tablebase.build.faults import BuildError
     from tablebase.build.progress import make_progress
     from tablebase.build.schedule import LocalScheduler, default_jobs, human_bytes
-    from tablebase.storage.files import remove_stale_temporaries
+    from tablebase.storage.writer import remove_stale_temporaries
 
     log = logging.getLogger("tablebase")
     try:
@@ -326,7 +327,7 @@ def run_build(
 
 def open_db(db: str | None, variant: str, cache: str | None = None):
     from tablebase.probe.database import Tablebase
-    from tablebase.storage.files import TableFileError
+    from tablebase.storage.slicefile import TableFileError
 
     path = db_dir(db, variant)
     if not path.is_dir():
@@ -371,7 +372,7 @@ def probe_cmd(
     """Look positions up: result and distance-to-win for the side to move."""
     from tablebase.probe.database import MissingSliceError
     from tablebase.rules.outcome import RESULT_NAMES
-    from tablebase.storage.files import TableFileError
+    from tablebase.storage.slicefile import TableFileError
 
     with open_db(db, variant, cache) as tb:
         for fen in read_fens(fens):
@@ -415,7 +416,7 @@ def _under_count(tb, pos: Position, elapsed: int, moves: list) -> tuple:
     search's shortcut checked against the database's stored longest wins."""
     from tablebase.rules.countsearch import failing_slices, under_count
     from tablebase.rules.drawrules import Counter
-    from tablebase.storage.files import read_attrs
+    from tablebase.storage.reader import read_attrs
 
     rules = tb.variant.draw_rules
     names = [s.name for s in tb.slices()]
@@ -507,7 +508,7 @@ def verify_cmd(
     def unverified(f: Path, reason: str) -> None:
         click.echo(f"{f.stem}: not verified: {reason}")
 
-    from tablebase.storage.files import slice_files
+    from tablebase.storage.listing import slice_files
 
     listing = slice_files(path)
     for f, reason in listing.others:
@@ -553,7 +554,8 @@ def stats_cmd(variant: str, db: str | None, as_json: bool, plot_file: str | None
     per position of each part on disk; then a total per piece count."""
     from tablebase.material.slices import build_key
     from tablebase.storage.export import part_bytes
-    from tablebase.storage.files import TableFileError, check_header, read_slice, slice_path
+    from tablebase.storage.reader import check_header, read_slice
+    from tablebase.storage.slicefile import TableFileError, slice_path
     from tablebase.storage.values import dtw_histogram
 
     if plot_file:
@@ -676,7 +678,7 @@ def export_cmd(
     every slice). --store-captures, --resolve-captures and --store-captures-up-to choose
     otherwise; at most one of them may be given."""
     from tablebase.storage.export import captures_stored_up_to, export_database
-    from tablebase.storage.files import TableFileError
+    from tablebase.storage.slicefile import TableFileError
 
     try:  # the options' one rule lives in the export module
         captures_stored_up_to(wdl_only, resolve_captures, store_captures, store_up_to)

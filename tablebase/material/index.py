@@ -112,7 +112,7 @@ def index_with_men(nsq, width, r_men, men, wk, bk, nwm, nwk, nbm, nbk, binom):
 
 
 @njit(cache=True, inline="always")
-def _unrank_colex(r, k, n, binom):
+def unrank_colex(r, k, n, binom):
     """Sorted coordinates (as a bitboard over 0..n-1) of the colex rank ``r`` of k-subsets."""
     out = np.uint64(0)
     hi = n - 1
@@ -149,7 +149,7 @@ def colex_boards(k, n, binom):
     another's, so that the inner loop unranks nothing."""
     out = np.empty(binom[n, k], dtype=np.uint64)
     for r in range(out.shape[0]):
-        out[r] = _unrank_colex(r, k, n, binom)
+        out[r] = unrank_colex(r, k, n, binom)
     return out
 
 
@@ -180,13 +180,13 @@ def position_from_index(idx, nsq, width, nwm, nwk, nbm, nbk, binom):
     r_wm = idx // d_bm
     if r_wm >= binom[a, nwm]:  # past the slice's last entry: no position
         return np.uint64(0), np.uint64(0), np.uint64(0), np.uint64(0), False
-    wm = _unrank_colex(r_wm, nwm, a, binom) << np.uint64(width)
-    bm = _unrank_colex(r_bm, nbm, a, binom)
+    wm = unrank_colex(r_wm, nwm, a, binom) << np.uint64(width)
+    bm = unrank_colex(r_bm, nbm, a, binom)
     if wm & bm:
         return wm, np.uint64(0), bm, np.uint64(0), False
     men = wm | bm
-    wk = _spread(_unrank_colex(r_wk, nwk, free, binom), men)
-    bk = _spread(_unrank_colex(r_bk, nbk, free - nwk, binom), men | wk)
+    wk = _spread(unrank_colex(r_wk, nwk, free, binom), men)
+    bk = _spread(unrank_colex(r_bk, nbk, free - nwk, binom), men | wk)
     return wm, wk, bm, bk, True
 
 
@@ -202,9 +202,9 @@ def board_prefix(q, nsq, width, nwm, nwk, nbm, binom):
     d_bm = binom[a, nbm]
     r_wk = q % d_wk
     q //= d_wk
-    wm = _unrank_colex(q // d_bm, nwm, a, binom) << np.uint64(width)
-    bm = _unrank_colex(q % d_bm, nbm, a, binom)
-    wk = _spread(_unrank_colex(r_wk, nwk, free, binom), wm | bm)
+    wm = unrank_colex(q // d_bm, nwm, a, binom) << np.uint64(width)
+    bm = unrank_colex(q % d_bm, nbm, a, binom)
+    wk = _spread(unrank_colex(r_wk, nwk, free, binom), wm | bm)
     return wm, wk, bm
 
 
@@ -212,7 +212,7 @@ def board_prefix(q, nsq, width, nwm, nwk, nbm, binom):
 def black_kings_at(r_bk, nbk, n, binom, taken):
     """The black kings of rank ``r_bk`` among the ``n`` squares not in ``taken`` (the men
     and white kings of :func:`board_prefix`)."""
-    return _spread(_unrank_colex(r_bk, nbk, n, binom), taken)
+    return _spread(unrank_colex(r_bk, nbk, n, binom), taken)
 
 
 @njit(cache=True, inline="always")
@@ -288,7 +288,7 @@ def cursor_at(idx, nsq, width, counts, binom):
 def _unrank_into(cur, g, r, k, n, binom):
     """Row ``g`` of a cursor: the sorted coordinates of the colex rank ``r`` of k-subsets
     of 0..n-1."""
-    bits = _unrank_colex(r, k, n, binom)
+    bits = unrank_colex(r, k, n, binom)
     j = 0
     while bits:
         cur[g, j] = lowest_square(bits)

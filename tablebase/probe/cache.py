@@ -9,11 +9,11 @@ not scan the whole cache). One cache may serve several databases and threads.
 
 A :class:`PagedPart` is one part (``values`` or ``wdl``) of one database as seen by the
 compiled probes: each slice opened gets a range of *pages* (its blocks, in order) at a
-byte address, and the part's *table* (:mod:`tablebase.storage.paged`) maps each page to the
+byte address, and the part's *table* (:mod:`tablebase.probe.pagetable`) maps each page to the
 slot holding that block, or a negative number if it is not in the cache. A probe computes
 its entry's byte address (the slice's first byte plus ``entry * width``) and reads
 ``arena[slot * BLOCK_BYTES + address % BLOCK_BYTES]``
-(:func:`~tablebase.storage.paged.read_entry`); where the page is missing it reports the
+(:func:`~tablebase.probe.pagetable.read_entry`); where the page is missing it reports the
 page, and the caller has the block read (:meth:`BlockCache.acquire`, which *pins* it: it
 stays until :meth:`BlockCache.release`) and probes again. A batch is answered in rounds
 (:meth:`PagedPart.fill`): every position located and read where its block is cached, then
@@ -46,8 +46,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from numba import njit, prange
 
-from tablebase.storage.chunkio import BLOCK_BYTES
-from tablebase.storage.paged import (
+from tablebase.probe import direct
+from tablebase.probe.pagetable import (
     IN_FLIGHT,
     NOT_CACHED,
     PAGE_SHIFT,
@@ -56,6 +56,9 @@ from tablebase.storage.paged import (
     WIDTHS,
     new_table,
 )
+from tablebase.storage.chunkio import BLOCK_BYTES
+from tablebase.storage.groupcode import TABLE_SIZE
+from tablebase.storage.slicefile import TableFileError
 
 MIN_SLOTS = 4  # the smallest cache: a few blocks
 RESIDENT_PIECES = 4  # slices of up to this many pieces stay cached once read
@@ -79,6 +82,8 @@ def cache_bytes(size: int | str | None) -> int:
     """Bytes of a cache size given as an integer, a text such as ``256M``, ``1G``,
     ``1.5GiB`` (binary multiples), or None (the default, :func:`default_capacity`);
     ``ValueError`` naming what is wrong."""
+    # imported here, not at the top: tablebase.build.schedule brings the build's machinery
+    # (process pools, the solver's modules), 0.5 s more on `import tablebase` (measured)
     from tablebase.build.schedule import parse_size
 
     if size is None:
@@ -95,7 +100,7 @@ def cache_bytes(size: int | str | None) -> int:
 class PagedPart:
     """One part of one database, its slices' blocks as pages of a :class:`BlockCache`.
 
-    ``table`` is what the compiled probes read (its layout: :mod:`tablebase.storage.paged`),
+    ``table`` is what the compiled probes read (its layout: :mod:`tablebase.probe.pagetable`),
     with ``cache.arena`` and ``cache.stamps``."""
 
     def __init__(self, cache: BlockCache, name: str) -> None:
@@ -235,8 +240,6 @@ class PagedPart:
         """The positions of a batch whose blocks :func:`reads_directly` sends to the files
         answered by ``put``; the rest (``sel``, ``addr``, ``uniq``, ``bounds`` as
         :func:`by_page` gives them) for the cache."""
-        from tablebase.probe import direct
-
         c = self.cache
         with c.lock:
             d = self.direct
@@ -263,8 +266,6 @@ class PagedPart:
                 c.lock.notify_all()
         bad = np.flatnonzero(state)
         if bad.shape[0]:
-            from tablebase.storage.files import TableFileError
-
             p = int(duniq[bad[0]])
             code = int(self._page_code[p])
             what = direct.STATES[int(state[bad[0]])]
@@ -283,8 +284,6 @@ class PagedPart:
         :data:`SEEN_LIMIT`) read so, leaves it to be cached: None); None too for a block
         that is not group-coded or whose slice stays resident. :class:`TableFileError`
         naming the block if it is damaged."""
-        from tablebase.probe import direct
-
         c = self.cache
         with c.lock:
             d = self.direct
@@ -311,8 +310,6 @@ class PagedPart:
                 self._direct_readers -= 1
                 c.lock.notify_all()
         if b < 0:
-            from tablebase.storage.files import TableFileError
-
             raise TableFileError(
                 self.sources[code].path,  # type: ignore[attr-defined]
                 f"damaged slice file (block {k} of {self.name}: {direct.STATES[-1 - b]})",
@@ -351,8 +348,6 @@ class _Direct:
     size (as a shift) and decoding table. Replaced, never changed, when a slice is added."""
 
     def __init__(self) -> None:
-        from tablebase.storage.groupcode import TABLE_SIZE
-
         self.offsets = np.zeros(0, dtype=np.int64)
         self.sizes = np.zeros(0, dtype=np.int64)
         self.zcrcs = np.zeros(0, dtype=np.uint32)

@@ -38,49 +38,38 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from numba import njit, prange
 
 from tablebase.material.index import BINOM, entry_index
-from tablebase.material.slices import UNCODED, Slice, material_code, slice_of_code
+from tablebase.material.slices import UNCODED, Slice, slice_of_code
 from tablebase.probe.blocks import open_part
 from tablebase.probe.cache import RESIDENT_PIECES, BlockCache, PagedPart, default_cache
+from tablebase.probe.captures import expand_captures, fold_results
+from tablebase.probe.locate import codes_batch, locate
+from tablebase.probe.lookup import (
+    CAPTURE,
+    NEEDS_CAPTURES,
+    NO_TABLE,
+    PAGE_MISS,
+    code_at_entry,
+    gather_results,
+    gather_values,
+    probe_value,
+    result_quick,
+    results_again,
+    results_of_bytes,
+    value_at_entry,
+    values_again,
+)
+from tablebase.probe.pagetable import PAGE_SHIFT
 from tablebase.rules import Move, has_capture, legal_moves, play
 from tablebase.rules.notation import move_text
 from tablebase.rules.outcome import RESULT_NAMES, move_rank
 from tablebase.rules.position import Position
 from tablebase.rules.variants import Variant, get_variant
-from tablebase.storage.files import (
-    DATASET,
-    WDL_DATASET,
-    TableFileError,
-    first_readable_attrs,
-    has_values,
-    read_slice,
-    slice_files,
-    slice_path,
-)
-from tablebase.storage.paged import (
-    PAGE_SHIFT,
-    WIDTHS,
-    next_tick,
-    read_code,
-    read_entry,
-    value_at,
-)
+from tablebase.storage.listing import first_readable_attrs, slice_files
+from tablebase.storage.reader import has_values, read_slice
+from tablebase.storage.slicefile import DATASET, WDL_DATASET, TableFileError, slice_path
 from tablebase.storage.values import decode, result_of_code
-from tablebase.storage.wdl import (
-    CAPTURE,
-    NEEDS_CAPTURES,
-    NO_TABLE,
-    PAGE_MISS,
-    expand_captures,
-    fold_results,
-    gather_results,
-    result_quick,
-    results_again,
-    results_of_bytes,
-    turned,
-)
 
 
 class MissingSliceError(LookupError):
@@ -170,12 +159,12 @@ class Tablebase:
     # --- slices -----------------------------------------------------------------------
     def _slice_files(self) -> list[Path]:
         """The slice files (``wmwkbmbk.h5``), in name order; others are left out
-        (:func:`tablebase.storage.files.slice_files`)."""
+        (:func:`tablebase.storage.listing.slice_files`)."""
         return [f for _, f in slice_files(self.path).slices]
 
     def slices(self) -> list[Slice]:
         """Slices present in the directory (files not named as a slice of a database, e.g.
-        ``9999.h5`` or ``0000.h5``, are left out: :func:`tablebase.storage.files.slice_files`)."""
+        ``9999.h5`` or ``0000.h5``, are left out: :func:`tablebase.storage.listing.slice_files`)."""
         return [s for s, _ in slice_files(self.path).slices]
 
     def table(self, s: Slice, fen: str = "") -> np.ndarray:
@@ -252,14 +241,14 @@ class Tablebase:
         v = self.variant
         if v.king_move_limit == 0:  # the common case first: one compiled call when cached
             c = self.cache
-            code, idx, r = _probe_value(
+            code, idx, r = probe_value(
                 v.squares, v.per_row, p.white_to_move, p.white_men, p.white_kings,
                 p.black_men, p.black_kings, self._values.table, c.arena, c.stamps,
             )  # fmt: skip
             if r >= 0:
                 return r
         else:
-            code, idx = _locate(
+            code, idx = locate(
                 v.squares, v.per_row, p.white_to_move, p.white_men, p.white_kings,
                 p.black_men, p.black_kings, BINOM,
             )  # fmt: skip
@@ -280,7 +269,7 @@ class Tablebase:
             idx = _entry_with_runs(p)
 
         def again() -> int:
-            return _value_at(part.table, c.arena, c.stamps, code, idx)
+            return value_at_entry(part.table, c.arena, c.stamps, code, idx)
 
         if r == -2 and part.is_open(code):
             r = again()
@@ -360,7 +349,7 @@ class Tablebase:
         e = _entry_with_runs(p)
 
         def again() -> int:
-            return _code_at_entry(part.table, c.arena, c.stamps, s.code, e)
+            return code_at_entry(part.table, c.arena, c.stamps, s.code, e)
 
         r = again()
         if r <= -3:  # the block is not cached: its byte read directly, if it is group-coded
@@ -404,7 +393,7 @@ class Tablebase:
         """Open ``part`` of every slice a batch reaches (done when a first read of the batch
         found a slice not open: a batch whose slices are open skips it);
         :class:`MissingSliceError` for a position no slice can hold."""
-        codes = _codes_batch(wm, wk, bm, bk, wtm, self.variant.squares)
+        codes = codes_batch(wm, wk, bm, bk, wtm, self.variant.squares)
         if codes.shape[0] and codes.min() < 0:
             i = int(np.argmin(codes))
             raise MissingSliceError(*self._missing(wm, wk, bm, bk, wtm, i))
@@ -437,13 +426,13 @@ class Tablebase:
         out = np.empty(wm.shape[0], dtype=np.uint16)
 
         def run() -> tuple[np.ndarray, int, int, int]:
-            return _gather_values(
+            return gather_values(
                 wm, wk, bm, bk, wtm, v.squares, v.per_row, BINOM, v.king_move_limit,
                 part.table, c.arena, c.stamps, out,
             )  # fmt: skip
 
         def again(sel: np.ndarray, addr: np.ndarray) -> np.ndarray:
-            return _values_again(part.table, c.arena, c.stamps, sel, addr, out)
+            return values_again(part.table, c.arena, c.stamps, sel, addr, out)
 
         def put(sel: np.ndarray, addr: np.ndarray, raw: np.ndarray) -> None:
             out[sel] = raw  # one-byte values: two-byte ones are not group-coded
@@ -545,133 +534,6 @@ def _entry_with_runs(p: Position) -> int:
             BINOM,
         )
     )
-
-
-@njit(cache=True, inline="always")
-def _white_to_move(nsq, wtm, wm, wk, bm, bk):
-    """The position with white to move (colour-flipped if black moves) and its material
-    code; the code is -1 for more pieces of a kind than any slice code can name."""
-    if not wtm:
-        a = turned(bm, nsq)
-        b = turned(bk, nsq)
-        bm = turned(wm, nsq)
-        bk = turned(wk, nsq)
-        wm, wk = a, b
-    code = material_code(wm, wk, bm, bk)
-    return wm, wk, bm, bk, (-1 if code == UNCODED else code)
-
-
-@njit(cache=True, inline="always")
-def _locate_one(nsq, width, wtm, wm, wk, bm, bk, binom, limit):
-    """(material code, entry) of a position, with no king run on either side where the
-    variant has runs (``limit`` > 0)."""
-    wm, wk, bm, bk, code = _white_to_move(nsq, wtm, wm, wk, bm, bk)
-    if code < 0 or (wm | wk) == 0 or (bm | bk) == 0:
-        return code, 0
-    return code, entry_index(nsq, width, limit, wm, wk, bm, bk, -1, 0, -1, 0, binom)
-
-
-@njit(cache=True)
-def _locate(nsq, width, wtm, wm, wk, bm, bk, binom):
-    """(material code, index) of a position given as Python ints, after the colour flip."""
-    return _locate_one(
-        nsq, width, wtm, np.uint64(wm), np.uint64(wk), np.uint64(bm), np.uint64(bk), binom, 0
-    )
-
-
-@njit(cache=True)
-def _probe_value(nsq, width, wtm, wm, wk, bm, bk, table, arena, stamps):
-    """(material code, index, value) of a position given as Python ints, the value as
-    :func:`read_entry` gives it (-2: the slice is not open; -3 - page: its block is not
-    cached); the code is -1 (value -2) for more pieces of a kind than a slice holds. The
-    binomials are the module's constant (one array argument fewer: a single probe's call
-    costs about 90 ns per array it passes)."""
-    code, idx = _locate_one(
-        nsq, width, wtm, np.uint64(wm), np.uint64(wk), np.uint64(bm), np.uint64(bk), BINOM, 0
-    )
-    if code < 0:
-        return code, idx, -2
-    t = next_tick(stamps)
-    return code, idx, read_entry(table, arena, stamps, code, idx, t)
-
-
-@njit(cache=True)
-def _value_at(table, arena, stamps, code, idx):
-    """:func:`read_entry` of entry ``idx`` of slice ``code``."""
-    t = next_tick(stamps)
-    return read_entry(table, arena, stamps, code, idx, t)
-
-
-@njit(cache=True)
-def _code_at_entry(table, arena, stamps, code, idx):
-    """:func:`read_code` of entry ``idx`` of slice ``code``."""
-    t = next_tick(stamps)
-    return read_code(table, arena, stamps, code, idx, t)
-
-
-@njit(cache=True, parallel=True)
-def _codes_batch(wm, wk, bm, bk, wtm, nsq):
-    n = wm.shape[0]
-    codes = np.empty(n, dtype=np.int64)
-    for i in prange(n):
-        codes[i] = _white_to_move(nsq, wtm[i], wm[i], wk[i], bm[i], bk[i])[4]
-    return codes
-
-
-@njit(cache=True, parallel=True)
-def _gather_values(wm, wk, bm, bk, wtm, nsq, width, binom, limit, table, arena, stamps, out):
-    """``out[i]`` = the value of position ``i`` where its block is cached (1 where the side
-    to move has no pieces); per position, where its block is not cached, its entry's byte
-    address and width as ``address << 1 | (width - 1)`` (-1 where answered); how many lack
-    one, how many reach a slice that is not open (or none: more pieces of a kind than a
-    slice holds; their answers are not written), and how many reach a slice of 16-bit
-    values."""
-    t = next_tick(stamps)
-    m = wm.shape[0]
-    need = np.empty(m, dtype=np.int64)
-    closed = 0
-    wide = 0
-    for i in prange(m):  # the entries' addresses first: the look-ups after, many at once
-        code, idx = _locate_one(nsq, width, wtm[i], wm[i], wk[i], bm[i], bk[i], binom, limit)
-        need[i] = -1
-        if code < 0:
-            closed += 1
-            continue
-        if code >> 6 == 0:  # the side to move has no pieces: lost
-            out[i] = 1
-            continue
-        if table[code] < 0:
-            closed += 1
-            continue
-        w = table[WIDTHS + code]
-        wide += w == 2
-        need[i] = ((table[code] + idx * w) << 1) | (w - 1)
-    missed = 0
-    for i in prange(m):
-        if need[i] >= 0:
-            r = value_at(table, arena, stamps, need[i] >> 1, (need[i] & 1) + 1, t)
-            if r >= 0:
-                out[i] = r
-                need[i] = -1
-            else:
-                missed += 1
-    return need, missed, closed, wide
-
-
-@njit(cache=True)
-def _values_again(table, arena, stamps, sel, need, out):
-    """``out[sel[k]]`` = the entry at ``need[k]`` (as :func:`_gather_values` gives it) where
-    its block is cached; per position, ``need[k]`` where it is not, else -1."""
-    t = next_tick(stamps)
-    rest = np.empty(sel.shape[0], dtype=np.int64)
-    for k in range(sel.shape[0]):
-        r = value_at(table, arena, stamps, need[k] >> 1, (need[k] & 1) + 1, t)
-        if r >= 0:
-            out[sel[k]] = r
-            rest[k] = -1
-        else:
-            rest[k] = need[k]
-    return rest
 
 
 __all__ = [

@@ -22,11 +22,12 @@ import ctypes
 import ctypes.util
 
 import numpy as np
+from isal import isal_zlib
 from llvmlite.binding import add_symbol
 from numba import njit, prange, types
 
+from tablebase.probe.pagetable import PAGE_MASK
 from tablebase.storage.groupcode import byte_in_group, group_byte, group_start
-from tablebase.storage.paged import PAGE_MASK
 
 
 def _bind() -> bool:
@@ -39,10 +40,8 @@ def _bind() -> bool:
         return False
     crc = None
     try:
-        from isal import isal_zlib
-
         crc = ctypes.CDLL(isal_zlib.__file__).crc32_gzip_refl
-    except (OSError, AttributeError, ImportError):
+    except (OSError, AttributeError):
         name = ctypes.util.find_library("z")
         try:
             crc = ctypes.CDLL(name).crc32 if name else None

@@ -54,7 +54,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from tablebase.material.index import BINOM, _unrank_colex, men_rank
+from tablebase.material.index import BINOM, men_rank, unrank_colex
 from tablebase.material.slices import Slice
 from tablebase.rules.variants import Variant
 from tablebase.solve import men
@@ -102,8 +102,8 @@ def _config_steps(nsq, width, nbr, counts, binom, r, out, n):
     a = nsq - width
     nbm = counts[2]
     n_bm = binom[a, nbm]
-    wm = _unrank_colex(np.int64(r // n_bm), counts[0], a, binom) << np.uint64(width)
-    bm = _unrank_colex(np.int64(r % n_bm), nbm, a, binom)
+    wm = unrank_colex(np.int64(r // n_bm), counts[0], a, binom) << np.uint64(width)
+    bm = unrank_colex(np.int64(r % n_bm), nbm, a, binom)
     if wm & bm:
         return n
     steps = np.empty((2 * nsq, 3), dtype=np.uint64)
@@ -445,8 +445,8 @@ def range_counts(values, nsq, width, counts, binom, kk, c0, c1):
     out = np.zeros((max(n, 1), 5), dtype=np.int64)
     for i in prange(n):
         r = c0 + i
-        wm = _unrank_colex(np.int64(r // n_bm), counts[0], a, binom) << np.uint64(width)
-        bm = _unrank_colex(np.int64(r % n_bm), counts[2], a, binom)
+        wm = unrank_colex(np.int64(r // n_bm), counts[0], a, binom) << np.uint64(width)
+        bm = unrank_colex(np.int64(r % n_bm), counts[2], a, binom)
         if wm & bm:
             continue
         wins = losses = top = 0

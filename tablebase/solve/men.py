@@ -51,7 +51,6 @@ from numba import njit, prange
 
 from tablebase.material.index import (
     BINOM,
-    _unrank_colex,
     cursor_at,
     cursor_boards,
     cursor_next,
@@ -60,6 +59,7 @@ from tablebase.material.index import (
     men_rank,
     rank_among_free,
     reverse_board,
+    unrank_colex,
 )
 from tablebase.material.slices import Slice
 from tablebase.rules.variants import Variant
@@ -159,8 +159,8 @@ def config_order(nsq, width, counts, binom):
     top = rows * (counts[0] + counts[2])  # advancement + top is 0 .. 2 * top
     adv = np.empty(n, dtype=np.int16)  # 2 * top: 2 * 10 rows * 8 men at most
     for r in range(n):
-        wm = _unrank_colex(np.int64(r // n_bm), counts[0], a, binom) << np.uint64(width)
-        bm = _unrank_colex(np.int64(r % n_bm), counts[2], a, binom)
+        wm = unrank_colex(np.int64(r // n_bm), counts[0], a, binom) << np.uint64(width)
+        bm = unrank_colex(np.int64(r % n_bm), counts[2], a, binom)
         t = top
         while bm:
             t += lowest_square(bm) // width

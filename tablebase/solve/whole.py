@@ -81,7 +81,6 @@ import numpy as np
 from numba import njit, prange
 
 from tablebase.material.index import (
-    _unrank_colex,
     colex_boards,
     cursor_at,
     cursor_boards,
@@ -93,6 +92,7 @@ from tablebase.material.index import (
     position_index,
     rank_among_free,
     reverse_board,
+    unrank_colex,
 )
 from tablebase.material.slices import UNCODED, material_code
 from tablebase.rules import movegen as mg
@@ -841,7 +841,7 @@ def valid_mask(size, nsq, width, counts, binom):
     bms = colex_boards(counts[2], a, binom)
     for r_wm in prange(n_wm):
         r = np.int64(r_wm)  # a copy: the unranking changes its argument
-        wm = _unrank_colex(r, counts[0], a, binom) << np.uint64(width)
+        wm = unrank_colex(r, counts[0], a, binom) << np.uint64(width)
         for r_bm in range(n_bm):
             if wm & bms[r_bm]:
                 start = (r_wm * n_bm + r_bm) * block

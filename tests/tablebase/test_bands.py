@@ -19,7 +19,7 @@ from tablebase.material.index import BINOM
 from tablebase.material.slices import build_pairs, parse_slice
 from tablebase.rules.variants import BRAZILIAN, ENGLISH, FRISIAN, INTERNATIONAL, RUSSIAN, Variant
 from tablebase.solve import bands, men
-from tablebase.storage.files import slice_path
+from tablebase.storage.slicefile import slice_path
 from tests.conftest import session_database, tablebase_cli
 from tests.tablebase.conftest import same_table
 
@@ -76,7 +76,7 @@ def test_a_band_reads_only_configurations_one_step_more_advanced() -> None:
     """English 1011+1110, the configuration of white man rank 7 and black man rank 20:
     what its band reads is exactly the configurations one quiet step of either man away
     (promotions leave the pair), found here by moving each man by hand."""
-    from tablebase.material.index import _unrank_colex, men_rank
+    from tablebase.material.index import men_rank, unrank_colex
 
     variant = ENGLISH
     pair = (parse_slice("1011"), parse_slice("1110"))
@@ -86,8 +86,8 @@ def test_a_band_reads_only_configurations_one_step_more_advanced() -> None:
     n_bm = int(BINOM[a, 1])
     r = 7 * n_bm + 20  # white man of rank 7, black man of rank 20
     got = bands.reached_configs(nsq, width, variant.neighbours, counts, BINOM, np.array([r]))
-    wm = int(_unrank_colex(np.int64(7), 1, a, BINOM)) << width
-    bm = int(_unrank_colex(np.int64(20), 1, a, BINOM))
+    wm = int(unrank_colex(np.int64(7), 1, a, BINOM)) << width
+    bm = int(unrank_colex(np.int64(20), 1, a, BINOM))
     assert wm & bm == 0
     want = set()
     for white, movers, dirs in ((True, wm, (0, 1)), (False, bm, (2, 3))):

@@ -20,7 +20,8 @@ from tablebase.rules.position import Position
 from tablebase.rules.variants import ENGLISH, INTERNATIONAL
 from tablebase.solve import whole as solve
 from tablebase.solve.atomics import cas, prefetch
-from tablebase.storage.files import read_slice, slice_path
+from tablebase.storage.reader import read_slice
+from tablebase.storage.slicefile import slice_path
 from tests.tablebase.conftest import assert_locally_consistent, lengthened, solved_with_widths
 
 
