@@ -8,7 +8,7 @@ import numpy as np
 from numba import njit
 
 from tablebase.probe.locate import turned, white_view
-from tablebase.probe.lookup import CAPTURE
+from tablebase.probe.status import MUST_CAPTURE
 from tablebase.rules import movegen as mg
 
 
@@ -64,10 +64,11 @@ def expand_captures(nbr, rules, wtm, wm, wk, bm, bk):
 @njit(cache=True)
 def fold_results(best, owner, results):
     """``best[owner[k]]`` = the best, for its mover, of itself and ``-results[k]`` (the
-    results of the positions after its captures), :data:`CAPTURE` entries left out."""
+    results of the positions after its captures), entries still to be resolved
+    (:data:`~tablebase.probe.status.MUST_CAPTURE`) left out."""
     for k in range(owner.shape[0]):
         r = results[k]
-        if r == CAPTURE:
+        if r == MUST_CAPTURE:
             continue
         if -r > best[owner[k]]:
             best[owner[k]] = -r

@@ -44,16 +44,13 @@ from tablebase.material.slices import UNCODED, Slice, slice_of_code
 from tablebase.probe.blocks import open_part
 from tablebase.probe.cache import RESIDENT_PIECES, BlockCache, PagedPart, default_cache
 from tablebase.probe.captures import expand_captures, fold_results
-from tablebase.probe.locate import codes_batch, locate
+from tablebase.probe.locate import NO_CODE, Batch, codes_batch, locate
 from tablebase.probe.lookup import (
-    CAPTURE,
-    NEEDS_CAPTURES,
-    NO_TABLE,
-    PAGE_MISS,
     code_at_entry,
     gather_results,
     gather_values,
     probe_value,
+    result_of_byte,
     result_quick,
     results_again,
     results_of_bytes,
@@ -61,6 +58,7 @@ from tablebase.probe.lookup import (
     values_again,
 )
 from tablebase.probe.pagetable import PAGE_SHIFT
+from tablebase.probe.status import BLOCK_MISSING, CAPTURES, FOUND, MUST_CAPTURE, NOT_OPEN
 from tablebase.rules import Move, has_capture, legal_moves, play
 from tablebase.rules.notation import move_text
 from tablebase.rules.outcome import RESULT_NAMES, move_rank
@@ -70,6 +68,9 @@ from tablebase.storage.listing import first_readable_attrs, slice_files
 from tablebase.storage.reader import has_values, read_slice
 from tablebase.storage.slicefile import DATASET, WDL_DATASET, TableFileError, slice_path
 from tablebase.storage.values import decode, result_of_code
+
+Answer = tuple[int, int]  # a compiled look-up's (status, x): tablebase.probe.status
+Read = Callable[[], Answer]  # a single probe's read, tried again once its block is cached
 
 
 class MissingSliceError(LookupError):
@@ -209,21 +210,23 @@ class Tablebase:
                 self._open(part, slice_of_code(code), describe())
 
     def _read_one(
-        self, part: PagedPart, p: Position, code: int, r: int, again: Callable[[], int], lost: int
+        self, part: PagedPart, p: Position, code: int, answer: Answer, again: Read, lost: int
     ) -> int:
-        """Finish a single probe whose first try gave ``r`` (:func:`read_entry`'s answer):
-        open the slice (-2), or read the missing block (-3 - page) and probe ``again``;
-        ``lost`` if the side to move has no pieces."""
-        while r < 0:
-            if r == -2:
-                s = slice_of_code(code) if code >= 0 else normalise(p)[0]
+        """Finish a single probe whose first try answered ``answer`` (a pair of
+        :mod:`tablebase.probe.status`, as :func:`~tablebase.probe.pagetable.read_entry`
+        answers): open the slice (``NOT_OPEN``), or read the missing block (``BLOCK_MISSING``,
+        its page) and probe ``again``; ``lost`` if the side to move has no pieces."""
+        status, x = answer
+        while status != FOUND:
+            if status == NOT_OPEN:
+                s = slice_of_code(code) if code != NO_CODE else normalise(p)[0]
                 if s.wm + s.wk == 0:
                     return lost
                 self._open(part, s, p.fen())
-                r = again()
+                status, x = again()
             else:
-                r = part.one(-3 - r, again)
-        return int(r)
+                status, x = part.one(x, again)
+        return int(x)
 
     # --- probes -----------------------------------------------------------------------
     def _position(self, pos: Position | str) -> Position:
@@ -239,28 +242,25 @@ class Tablebase:
             raise DistancesUnavailableError(self.path)
         p = self._position(pos)
         v = self.variant
+        pos = (p.white_to_move, p.white_men, p.white_kings, p.black_men, p.black_kings)
         if v.king_move_limit == 0:  # the common case first: one compiled call when cached
             c = self.cache
-            code, idx, r = probe_value(
-                v.squares, v.per_row, p.white_to_move, p.white_men, p.white_kings,
-                p.black_men, p.black_kings, self._values.table, c.arena, c.stamps,
-            )  # fmt: skip
-            if r >= 0:
-                return r
+            table = self._values.table
+            code, idx, status, x = probe_value(table, c.arena, c.stamps, v.squares, v.per_row, pos)
+            if status == FOUND:
+                return x
         else:
-            code, idx = locate(
-                v.squares, v.per_row, p.white_to_move, p.white_men, p.white_kings,
-                p.black_men, p.black_kings, BINOM,
-            )  # fmt: skip
-            r = -2
-        return self._value_missing(p, code, idx, r)
+            code, idx = locate(v.squares, v.per_row, pos)
+            status, x = NOT_OPEN, code
+        return self._value_missing(p, code, idx, (status, x))
 
-    def _value_missing(self, p: Position, code: int, idx: int, r: int) -> int:
+    def _value_missing(self, p: Position, code: int, idx: int, answer: Answer) -> int:
         """Finish :meth:`probe_byte` of a position of slice ``code`` at entry ``idx`` (the
         entry without king runs; found again here where the variant has them) whose first
-        read gave ``r``: open its slice, read its block."""
+        read answered ``answer`` (:mod:`tablebase.probe.status`): open its slice, read its
+        block."""
         part, c = self._values, self.cache
-        if code < 0:  # more pieces of a kind than any slice holds
+        if code == NO_CODE:  # more pieces of a kind than any slice holds
             s = normalise(p)[0]
             if s.wm + s.wk == 0:
                 return 1
@@ -268,16 +268,17 @@ class Tablebase:
         if self.variant.king_move_limit > 0:
             idx = _entry_with_runs(p)
 
-        def again() -> int:
+        def again() -> Answer:
             return value_at_entry(part.table, c.arena, c.stamps, code, idx)
 
-        if r == -2 and part.is_open(code):
-            r = again()
-        if r <= -3:  # the block is not cached: its byte read directly, if it is group-coded
-            b = part.read_byte(-3 - r, int(part.table[code]) + idx)
+        status, x = answer
+        if status == NOT_OPEN and part.is_open(code):
+            status, x = again()
+        if status == BLOCK_MISSING:  # its byte read directly, if the block is group-coded
+            b = part.read_byte(x, int(part.table[code]) + idx)
             if b is not None:
                 return b
-        return self._read_one(part, p, code, r, again, 1)
+        return self._read_one(part, p, code, (status, x), again, 1)
 
     def probe(self, pos: Position | str) -> tuple[int, int | None]:
         """(wdl, dtw) for the side to move; dtw is None for a draw, and for every position
@@ -295,43 +296,40 @@ class Tablebase:
         if v.king_move_limit > 0 and p.king_runs != ((0, 0), (0, 0)):
             return self._wdl_with_runs(p)
         c = self.cache
-        r = result_quick(
-            self._wdl.table, c.arena, c.stamps, v.neighbours, v.rules,
-            p.white_to_move, p.white_men, p.white_kings, p.black_men, p.black_kings,
-        )  # fmt: skip
-        return r if r > NO_TABLE else self._wdl_missing(p, r)
+        pos = (p.white_to_move, p.white_men, p.white_kings, p.black_men, p.black_kings)
+        status, x = result_quick(self._wdl.table, c.arena, c.stamps, v.neighbours, v.rules, pos)
+        return x if status == FOUND else self._wdl_missing(p, (status, x))
 
-    def _wdl_missing(self, p: Position, r: int) -> int:
-        """Finish :meth:`probe_wdl` of a position whose first read gave ``r`` (below
-        :data:`NO_TABLE`): open its slice, read its block, or resolve its captures."""
+    def _wdl_missing(self, p: Position, answer: Answer) -> int:
+        """Finish :meth:`probe_wdl` of a position whose first read answered ``answer``
+        (:func:`~tablebase.probe.lookup.result_quick`): open its slice, read its block, or
+        resolve its captures."""
         v = self.variant
         part, c = self._wdl, self.cache
         wtm = p.white_to_move
         boards = (p.white_men, p.white_kings, p.black_men, p.black_kings)
+        pos = (wtm, *boards)
 
-        def quick() -> int:
-            return result_quick(
-                part.table, c.arena, c.stamps, v.neighbours, v.rules, wtm, *boards
-            )  # fmt: skip
+        def quick() -> Answer:
+            return result_quick(part.table, c.arena, c.stamps, v.neighbours, v.rules, pos)
 
-        while r <= NO_TABLE:
-            if r == NEEDS_CAPTURES:  # a capture position in a slice leaving captures
+        status, x = answer
+        while status != FOUND:
+            if status == CAPTURES:  # a capture position in a slice leaving captures
                 one = [np.array([b], dtype=np.uint64) for b in boards]
                 return int(self._wdl_captures(np.array([wtm]), *one)[0])
-            if r <= PAGE_MISS:
-                at = PAGE_MISS - int(r)  # counted in two-bit codes
-                page = at >> (PAGE_SHIFT + 2)
-                b = part.read_byte(page, at >> 2)  # read directly if group-coded
+            if status == BLOCK_MISSING:  # x: the entry's address, counted in two-bit codes
+                page = x >> (PAGE_SHIFT + 2)
+                b = part.read_byte(page, x >> 2)  # read directly if group-coded
                 if b is not None:
-                    return result_of_code((b >> ((at & 3) << 1)) & 3)
-                r = part.one(page, quick)
+                    return result_of_byte(b, x)
+                status, x = part.one(page, quick)
                 continue
-            code = NO_TABLE - int(r)
-            if code == UNCODED:
+            if x == UNCODED:  # NOT_OPEN, and no slice can hold it
                 raise MissingSliceError(normalise(p)[0].name, self.path, p.fen())
-            self._open(part, slice_of_code(code), p.fen())
-            r = quick()
-        return int(r)
+            self._open(part, slice_of_code(x), p.fen())
+            status, x = quick()
+        return int(x)
 
     def _wdl_with_runs(self, p: Position) -> int:
         """:meth:`probe_wdl` of a position in which a side has a king run going (Frisian):
@@ -348,16 +346,16 @@ class Tablebase:
             return max(-self.probe_wdl(play(p, m)) for m in legal_moves(p))
         e = _entry_with_runs(p)
 
-        def again() -> int:
+        def again() -> Answer:
             return code_at_entry(part.table, c.arena, c.stamps, s.code, e)
 
-        r = again()
-        if r <= -3:  # the block is not cached: its byte read directly, if it is group-coded
+        status, x = again()
+        if status == BLOCK_MISSING:  # its byte read directly, if the block is group-coded
             at = int(part.table[s.code]) * 4 + e  # counted in two-bit codes
-            b = part.read_byte(-3 - r, at >> 2)
+            b = part.read_byte(x, at >> 2)
             if b is not None:
-                return result_of_code((b >> ((at & 3) << 1)) & 3)
-        return result_of_code(self._read_one(part, p, s.code, r, again, -1))
+                return result_of_byte(b, at)
+        return result_of_code(self._read_one(part, p, s.code, (status, x), again, -1))
 
     def probe_dtw(self, pos: Position | str) -> int | None:
         """Plies to the end with best play: odd for a win, even for a loss; None if drawn."""
@@ -393,7 +391,7 @@ class Tablebase:
         """Open ``part`` of every slice a batch reaches (done when a first read of the batch
         found a slice not open: a batch whose slices are open skips it);
         :class:`MissingSliceError` for a position no slice can hold."""
-        codes = codes_batch(wm, wk, bm, bk, wtm, self.variant.squares)
+        codes = codes_batch(Batch(wtm, wm, wk, bm, bk), self.variant.squares)
         if codes.shape[0] and codes.min() < 0:
             i = int(np.argmin(codes))
             raise MissingSliceError(*self._missing(wm, wk, bm, bk, wtm, i))
@@ -422,17 +420,16 @@ class Tablebase:
         wm, wk, bm, bk, wtm = self._batch(
             (white_men, white_kings, black_men, black_kings), white_to_move
         )
-        part, c = self._values, self.cache
+        part = self._values
         out = np.empty(wm.shape[0], dtype=np.uint16)
 
+        batch = Batch(wtm, wm, wk, bm, bk)
+
         def run() -> tuple[np.ndarray, int, int, int]:
-            return gather_values(
-                wm, wk, bm, bk, wtm, v.squares, v.per_row, BINOM, v.king_move_limit,
-                part.table, c.arena, c.stamps, out,
-            )  # fmt: skip
+            return gather_values(part.view(), batch, v.squares, v.per_row, v.king_move_limit, out)
 
         def again(sel: np.ndarray, addr: np.ndarray) -> np.ndarray:
-            return values_again(part.table, c.arena, c.stamps, sel, addr, out)
+            return values_again(part.view(), sel, addr, out)
 
         def put(sel: np.ndarray, addr: np.ndarray, raw: np.ndarray) -> None:
             out[sel] = raw  # one-byte values: two-byte ones are not group-coded
@@ -463,26 +460,24 @@ class Tablebase:
             (white_men, white_kings, black_men, black_kings), white_to_move
         )
         out = self._wdl_direct(wtm, wm, wk, bm, bk)
-        cap = np.flatnonzero(out == CAPTURE)
+        cap = np.flatnonzero(out == MUST_CAPTURE)
         if cap.shape[0]:
             out[cap] = self._wdl_captures(wtm[cap], wm[cap], wk[cap], bm[cap], bk[cap])
         return out
 
     def _wdl_direct(self, wtm, wm, wk, bm, bk) -> np.ndarray:  # type: ignore[no-untyped-def]
-        """Results read from the WDL part (int8), :data:`CAPTURE` for the positions that
-        must be resolved through their captures."""
+        """Results read from the WDL part (int8), :data:`~tablebase.probe.status.MUST_CAPTURE`
+        for the positions that must be resolved through their captures."""
         v = self.variant
-        part, c = self._wdl, self.cache
+        part = self._wdl
         out = np.empty(wm.shape[0], dtype=np.int8)
+        batch = Batch(wtm, wm, wk, bm, bk)
 
         def run() -> tuple[np.ndarray, int, int]:
-            return gather_results(
-                part.table, v.neighbours, v.rules, BINOM, wtm, wm, wk, bm, bk,
-                c.arena, c.stamps, out,
-            )  # fmt: skip
+            return gather_results(part.view(), v.neighbours, v.rules, batch, out)
 
         def again(sel: np.ndarray, addr: np.ndarray) -> np.ndarray:
-            return results_again(part.table, c.arena, c.stamps, sel, addr, out)
+            return results_again(part.view(), sel, addr, out)
 
         def put(sel: np.ndarray, addr: np.ndarray, raw: np.ndarray) -> None:
             out[sel] = results_of_bytes(raw, addr)
@@ -506,7 +501,7 @@ class Tablebase:
         white = np.ones(kwm.shape[0], dtype=np.bool_)
         kids = self._wdl_direct(white, kwm, kwk, kbm, kbk)
         fold_results(best, owner, kids)
-        pend = np.flatnonzero((kids == CAPTURE) & (best[owner] < 1))
+        pend = np.flatnonzero((kids == MUST_CAPTURE) & (best[owner] < 1))
         if pend.shape[0]:
             sub = self._wdl_captures(white[pend], kwm[pend], kwk[pend], kbm[pend], kbk[pend])
             fold_results(best, owner[pend], sub)

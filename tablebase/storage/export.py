@@ -38,7 +38,6 @@ from pathlib import Path
 
 import numpy as np
 
-from tablebase.material.index import BINOM
 from tablebase.material.slices import Slice
 from tablebase.probe.database import Tablebase
 from tablebase.rules.variants import Variant, get_variant
@@ -207,9 +206,8 @@ def _capture_blocks(variant: Variant, s: Slice):
     for lo in range(0, size, RESOLVE_BLOCK):
         hi = min(size, lo + RESOLVE_BLOCK)
         yield capture_entries(
-            lo, hi, variant.squares, variant.per_row, counts, BINOM,
-            variant.neighbours, variant.rules,
-        )  # fmt: skip
+            lo, hi, variant.squares, variant.per_row, counts, variant.neighbours, variant.rules
+        )
 
 
 def _without_captures(variant: Variant, s: Slice, packed: np.ndarray) -> np.ndarray:

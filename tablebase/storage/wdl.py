@@ -314,10 +314,11 @@ def _pack_filled(values, unstored, block, out):
 
 
 @njit(cache=True, parallel=True)
-def capture_entries(lo, hi, nsq, width, counts, binom, nbr, rules, nsub=16):
+def capture_entries(lo, hi, nsq, width, counts, nbr, rules, nsub=16):
     """The entries ``lo..hi`` of a slice without king runs that are capture positions (the
     side to move, white, can capture), and their bitboards (``boards[0..3]``: wm, wk, bm,
-    bk); ``nsub`` parts of the range searched in parallel."""
+    bk); ``nsub`` parts of the range searched in parallel (the binomials: the module's
+    constant)."""
     n = hi - lo
     idx = np.empty(n, dtype=np.int64)
     boards_out = np.empty((4, n), dtype=np.uint64)
@@ -328,7 +329,7 @@ def capture_entries(lo, hi, nsq, width, counts, binom, nbr, rules, nsub=16):
         b = min(hi, a + step)
         if a >= b:
             continue
-        cur, boards, free1, free2 = cursor_at(a, nsq, width, counts, binom)
+        cur, boards, free1, free2 = cursor_at(a, nsq, width, counts, BINOM)
         m = a - lo  # this part's own region of the output
         for i in range(a, b):
             if i > a:

@@ -676,3 +676,35 @@ def test_a_batch_is_grouped_by_page_in_order(n: int, pages: int, seed: int) -> N
     want = np.unique(page)
     np.testing.assert_array_equal(uniq, want)
     np.testing.assert_array_equal(bounds, np.searchsorted(page[order], np.append(want, pages)))
+
+
+def test_a_single_look_up_answers_a_named_status(db3_international) -> None:
+    """The WDL part's single look-up (:func:`tablebase.probe.lookup.result_quick`) answers
+    a pair of :mod:`tablebase.probe.status`: ``NOT_OPEN`` and the slice's material code
+    before its slice is opened, ``BLOCK_MISSING`` and the entry's address (in two-bit
+    codes, within the slice's pages) before its block is read, ``FOUND`` and the result
+    once it is: the result the values part gives."""
+    from tablebase.probe.lookup import result_quick
+    from tablebase.probe.pagetable import PAGE_SHIFT
+    from tablebase.probe.status import BLOCK_MISSING, FOUND, NOT_OPEN
+
+    with tablebase.open(db3_international) as full:
+        want = full.probe_wdl("W:WK38:B4,18")
+    tb = tablebase.open(db3_international, wdl_only=True, cache=TINY)
+    v, c, part = tb.variant, tb.cache, tb._wdl
+    p = Position.from_fen("W:WK38:B4,18", v)
+    assert not has_capture(p)
+    pos = (p.white_to_move, p.white_men, p.white_kings, p.black_men, p.black_kings)
+    s = parse_slice("0120")
+
+    def look() -> tuple[int, int]:
+        return result_quick(part.table, c.arena, c.stamps, v.neighbours, v.rules, pos)
+
+    assert look() == (NOT_OPEN, s.code)
+    tb._open(part, s)
+    status, at = look()
+    first = int(part.table[s.code]) >> PAGE_SHIFT
+    assert status == BLOCK_MISSING
+    assert first <= at >> (PAGE_SHIFT + 2) < first + part.sources[s.code].blocks
+    assert part.one(at >> (PAGE_SHIFT + 2), look) == (FOUND, want)
+    tb.close()
