@@ -18,7 +18,7 @@ from typing import TypeVar
 from tablebase.probe.cache import BlockCache
 from tablebase.probe.database import Tablebase
 from tablebase.rules.variants import VARIANTS, Variant, get_variant
-from tablebase.storage.files import slice_files
+from tablebase.storage.listing import slice_files
 
 T = TypeVar("T")
 

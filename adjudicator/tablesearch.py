@@ -27,7 +27,8 @@ from tablebase.rules.countsearch import (
 )
 from tablebase.rules.drawrules import NO_LIMIT, Count, Counter, DrawRules
 from tablebase.rules.position import Position
-from tablebase.storage.files import TableFileError, read_attrs
+from tablebase.storage.reader import read_attrs
+from tablebase.storage.slicefile import TableFileError
 
 __all__ = [
     "Prober",

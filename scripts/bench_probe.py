@@ -347,7 +347,7 @@ def main() -> None:
     global CLOCK
     if args.cpu_time:
         CLOCK = time.process_time
-    from tablebase.storage.files import TableFileError
+    from tablebase.storage.slicefile import TableFileError
 
     runs = args.runs.split(",")
     try:

@@ -46,7 +46,7 @@ def main() -> None:
 
     from tablebase.rules.variants import get_variant
     from tablebase.storage.export import part_bytes, slice_files
-    from tablebase.storage.files import read_attrs, read_slice
+    from tablebase.storage.reader import read_attrs, read_slice
     from tablebase.storage.wdl import encode_wdl
 
     threads = numba.get_num_threads()

@@ -20,7 +20,8 @@ import tablebase
 from tablebase.material.slices import parse_slice
 from tablebase.probe.database import MissingSliceError
 from tablebase.rules.outcome import RESULT_NAMES
-from tablebase.storage.files import read_attrs, slice_path
+from tablebase.storage.reader import read_attrs
+from tablebase.storage.slicefile import slice_path
 
 REFERENCE = Path(__file__).resolve().parents[1] / "docs" / "reference"
 SLICE_FIELDS = ("positions", "wins", "draws", "losses", "longest_win")

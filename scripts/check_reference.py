@@ -24,7 +24,8 @@ from tablebase.material.slices import parse_slice
 from tablebase.rules import play
 from tablebase.rules.position import Position
 from tablebase.rules.variants import get_variant
-from tablebase.storage.files import read_attrs, slice_path
+from tablebase.storage.reader import read_attrs
+from tablebase.storage.slicefile import slice_path
 
 REFERENCE = Path(__file__).resolve().parents[1] / "tests" / "data" / "reference"
 

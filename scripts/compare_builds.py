@@ -22,7 +22,7 @@ import numpy as np
 
 from tablebase.material.slices import parse_slice
 from tablebase.rules.variants import get_variant
-from tablebase.storage.files import read_slice
+from tablebase.storage.reader import read_slice
 
 
 def count_different(a: np.ndarray, b: np.ndarray, chunk: int = 1 << 24) -> int:

@@ -54,7 +54,7 @@ GOOD = ("right", "table-error")
 def _worker(reader: str, db: Path, name: str) -> None:
     """Read offsets from stdin; for each, write the flipped file and print its outcome."""
     from tablebase.material.slices import parse_slice
-    from tablebase.storage.files import TableFileError, slice_path
+    from tablebase.storage.slicefile import TableFileError, slice_path
 
     # the answers go to a private copy of stdout; whatever else writes to stdout (a library's
     # print, the HDF5 library's C code) goes to stderr and cannot be read as an answer
@@ -93,7 +93,8 @@ def _make_reader(reader: str, db: Path, s):
     import numpy as np
 
     from tablebase.probe.database import Tablebase
-    from tablebase.storage.files import read_attrs, read_slice, read_wdl, slice_path
+    from tablebase.storage.reader import read_attrs, read_slice, read_wdl
+    from tablebase.storage.slicefile import slice_path
 
     path = slice_path(db, s)
     variant_name = read_attrs(path)["variant"]

@@ -29,7 +29,7 @@ from tablebase.probe.database import (  # noqa: E402
 )
 from tablebase.rules.position import FenError, Position  # noqa: E402
 from tablebase.rules.variants import ENGLISH, INTERNATIONAL, Variant, get_variant  # noqa: E402
-from tablebase.storage.files import TableFileError  # noqa: E402
+from tablebase.storage.slicefile import TableFileError  # noqa: E402
 
 __all__ = [
     "ENGLISH",

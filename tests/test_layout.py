@@ -110,71 +110,77 @@ def test_every_module_opens_with_a_docstring(name: str) -> None:
     assert ast.get_docstring(tree), f"{name} has no module docstring"
 
 
-def package_of(module: str, modules: dict[str, Path]) -> str:
+def package_of(name: str, modules: dict[str, Path]) -> str:
     """The package a module belongs to (a package's ``__init__`` belongs to itself)."""
-    if modules[module].name == "__init__.py":
-        return module
-    return module.rpartition(".")[0]
+    if modules[name].name == "__init__.py":
+        return name
+    return name.rpartition(".")[0]
 
 
-def private_imports(modules: dict[str, Path]) -> list[tuple[str, str]]:
-    """(importer, private name) for every private name (``_x``, not a dunder) of a module
-    of another package that a module uses: imported by name (``from m import _x``) or read
-    from the module (``import m as mod`` or ``from pkg import m``, then ``mod._x``)."""
+def private_imports(modules: dict[str, Path]) -> list[str]:
+    """Every private name (``_x``, not ``__x__``) a module takes from a module of another
+    package: ``from pkg.mod import _x``, or ``mod._x`` where ``mod`` names a project module
+    it imported (``import pkg.mod as mod``, ``from pkg import mod``)."""
     found = []
     for name, path in modules.items():
+        home = package_of(name, modules)
+        aliases: dict[str, str] = {}  # local name -> project module
         tree = ast.parse(path.read_text(), str(path))
-        bound: dict[str, str] = {}  # local name -> the project module it stands for
-        named: list[tuple[str, str]] = []  # (module, name) imported by name
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 for alias in node.names:
                     full = f"{node.module}.{alias.name}"
                     if full in modules:
-                        bound[alias.asname or alias.name] = full
-                    elif node.module in modules:
-                        named.append((node.module, alias.name))
+                        aliases[alias.asname or alias.name] = full
+                    elif node.module in modules and _private(alias.name):
+                        if package_of(node.module, modules) != home:
+                            found.append(f"{name}: from {node.module} import {alias.name}")
             elif isinstance(node, ast.Import):
                 for alias in node.names:
-                    if alias.name in modules and alias.asname:
-                        bound[alias.asname] = alias.name
+                    if alias.asname and alias.name in modules:
+                        aliases[alias.asname] = alias.name
         for node in ast.walk(tree):
-            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-                if node.value.id in bound:
-                    named.append((bound[node.value.id], node.attr))
-        for module, attr in named:
-            private = attr.startswith("_") and not attr.startswith("__")
-            if private and package_of(module, modules) != package_of(name, modules):
-                found.append((name, f"{module}.{attr}"))
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in aliases
+                and _private(node.attr)
+                and package_of(aliases[node.value.id], modules) != home
+            ):
+                found.append(f"{name}: {aliases[node.value.id]}.{node.attr}")
     return sorted(set(found))
 
 
-def test_the_private_import_finder_finds_one(tmp_path: Path) -> None:
-    (tmp_path / "a.py").write_text(
-        "from pkg.b import _hidden, shown\nfrom pkg.c import _x\nfrom pkg import d\nd._y()\n"
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def test_the_private_import_finder_finds_both_forms(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    for sub in ("a", "b"):
+        (pkg / sub).mkdir(parents=True)
+        (pkg / sub / "__init__.py").write_text('"""x"""\n')
+    (pkg / "a" / "low.py").write_text("def _hidden(): ...\ndef shown(): ...\n")
+    (pkg / "a" / "near.py").write_text("from pkg.a.low import _hidden\n")  # same package
+    (pkg / "b" / "far.py").write_text(
+        "from pkg.a.low import _hidden, shown\nfrom pkg.a import low as lo\nlo._hidden()\n"
     )
-    (tmp_path / "b.py").write_text("")
-    (tmp_path / "c.py").write_text("")
     modules = {
-        "other.a": tmp_path / "a.py",
-        "pkg.b": tmp_path / "b.py",
-        "other.c": tmp_path / "c.py",
+        ".".join(p.relative_to(tmp_path).with_suffix("").parts): p for p in pkg.rglob("*.py")
     }
-    assert private_imports(modules) == [("other.a", "pkg.b._hidden")]
-    modules["pkg.a"] = modules.pop("other.a")  # the same package: its own business
-    assert private_imports(modules) == []
-
-
-# The packages already held to it; the others (rules, material, solve, storage, probe,
-# build) are being reworked and join the list once their private imports are gone.
-NO_PRIVATE_IMPORTS = ("adjudicator", "tablebase.cli")
-
-
-def test_no_private_name_is_imported_from_another_package() -> None:
-    modules = project_modules()
-    wrong = [
-        (importer, name)
-        for importer, name in private_imports(modules)
-        if importer.startswith(NO_PRIVATE_IMPORTS)
+    modules = {k.removesuffix(".__init__"): p for k, p in modules.items()}
+    assert private_imports(modules) == [
+        "pkg.b.far: from pkg.a.low import _hidden",
+        "pkg.b.far: pkg.a.low._hidden",
     ]
-    assert wrong == []
+
+
+# Modules that still take a private name from another package: being fixed in issue 51
+# (rules/solve kernels: ``movegen._step``); empty this list once they are.
+PRIVATE_IMPORT_ALLOWED = {"tablebase.solve.runs", "tablebase.solve.whole"}
+
+
+def test_no_module_imports_a_private_name_from_another_package() -> None:
+    found = private_imports(project_modules())
+    offenders = [f for f in found if f.split(":")[0] not in PRIVATE_IMPORT_ALLOWED]
+    assert offenders == [], "private names taken from another package:\n" + "\n".join(offenders)

@@ -1,5 +1,5 @@
 """The version names the file format: its minor number is the format version the package
-writes (``0.F.P``: F = :data:`tablebase.storage.files.FORMAT_VERSION`, P = releases without a
+writes (``0.F.P``: F = :data:`tablebase.storage.writer.FORMAT_VERSION`, P = releases without a
 format change; CHANGELOG.md's header), and the installed version is the one in
 ``pyproject.toml``."""
 
@@ -10,7 +10,7 @@ import tomllib
 from pathlib import Path
 
 import tablebase
-from tablebase.storage.files import FORMAT_VERSION
+from tablebase.storage.writer import FORMAT_VERSION
 
 PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
 

@@ -72,7 +72,7 @@ from adjudicator.service.models import (
 from adjudicator.service.service import ApiError, Service, validation_text
 from adjudicator.service.settings import ServiceSettings
 from tablebase.probe.cache import BlockCache
-from tablebase.storage.files import TableFileError
+from tablebase.storage.slicefile import TableFileError
 
 __all__ = ["ServiceSettings", "create_app"]
 

@@ -36,7 +36,8 @@ from tablebase.rules.notation import move_text
 from tablebase.rules.outcome import RESULT_NAMES, move_rank, pieces
 from tablebase.rules.position import FenError, Position
 from tablebase.rules.variants import VARIANTS, Variant, get_variant
-from tablebase.storage.files import TableFileError, damaged_slice_files
+from tablebase.storage.checks import damaged_slice_files
+from tablebase.storage.slicefile import TableFileError
 
 T = TypeVar("T")
 

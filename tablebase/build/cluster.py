@@ -37,7 +37,7 @@ from tablebase.build.schedule import PairTask, Progress, check_budget, plan_task
 from tablebase.build.task import PairReport, run_pair_task
 from tablebase.build.workertask import STARTED_TOPIC, begin_task, task_threads
 from tablebase.rules.variants import Variant
-from tablebase.storage.files import remove_stale_temporaries
+from tablebase.storage.writer import remove_stale_temporaries
 
 log = logging.getLogger("tablebase.build.cluster")
 

@@ -13,7 +13,7 @@ import os
 import re
 from concurrent.futures.process import BrokenProcessPool
 
-from tablebase.storage.files import TableFileError
+from tablebase.storage.slicefile import TableFileError
 
 _H5_ERRNO = re.compile(r"errno = (\d+)")
 

@@ -22,12 +22,9 @@ from tablebase.build.schedule import (
 )
 from tablebase.material.slices import Slice, build_key, build_pairs, material_pairs
 from tablebase.rules.variants import Variant
-from tablebase.storage.files import (
-    TableFileError,
-    check_header,
-    remove_stale_temporaries,
-    slice_path,
-)
+from tablebase.storage.reader import check_header
+from tablebase.storage.slicefile import TableFileError, slice_path
+from tablebase.storage.writer import remove_stale_temporaries
 
 log = logging.getLogger("tablebase")
 

@@ -54,7 +54,8 @@ from tablebase.material.slices import Slice, flat_offsets, pair_dependencies
 from tablebase.rules.variants import Variant
 from tablebase.solve import bands
 from tablebase.solve.memory import FIXED_TASK_BYTES
-from tablebase.storage.files import SliceStats, read_slice, slice_path
+from tablebase.storage.reader import read_slice
+from tablebase.storage.slicefile import SliceStats, slice_path
 from tablebase.storage.values import value_dtype
 
 log = logging.getLogger("tablebase.build.outofcore")
@@ -75,7 +76,7 @@ def scratch_folder(db: Path, pair: tuple[Slice, ...]) -> Path:
 
 def write_memory(variant: Variant, pair: tuple[Slice, ...]) -> int:
     """Bytes the writing of the pair's slices holds with ``scratch``
-    (:func:`tablebase.storage.files.write_slice`): a block of the check read back (two-byte
+    (:func:`tablebase.storage.writer.write_slice`): a block of the check read back (two-byte
     values, and their copy hashed), and 24 bytes per 16 KiB chunk of the larger slice's
     parts (each chunk's extent and CRC-32: 3.3 bytes per thousand entries), nothing of
     the size of its parts. The values, the bits of the entries that are not positions
@@ -83,8 +84,8 @@ def write_memory(variant: Variant, pair: tuple[Slice, ...]) -> int:
     disk; the few MiB that do not grow with the slice (the value histogram's counts per
     thread, the compression's look-ahead of a few chunks per thread, HDF5's caches) are in
     :data:`tablebase.solve.memory.FIXED_TASK_BYTES`, as for a task in memory."""
+    from tablebase.storage.checks import CHECK_BLOCK_ENTRIES
     from tablebase.storage.chunkio import BLOCK_BYTES
-    from tablebase.storage.files import CHECK_BLOCK_ENTRIES
 
     size = max(s.size(variant) for s in pair)
     chunks = -(-size * 9 // (4 * BLOCK_BYTES))  # two-byte values and the WDL part
@@ -513,7 +514,7 @@ def finish(
     """The last step, every band solved: the parts put together, the mirror, the counts,
     the pair's files written (``fen_of(slice, entry)``: the FEN of a slice's entry, for
     its longest win) and the folder removed; returns (stats per slice, random accesses)."""
-    from tablebase.storage.files import write_slice
+    from tablebase.storage.writer import write_slice
 
     reads = scr.assemble()
     scr.mirror(threads)

@@ -12,7 +12,7 @@ pair whose tables exceed the check's memory is checked here instead, on its samp
 * each sampled entry's value is re-derived from them
   (:func:`tablebase.solve.skeleton.sample_disagreements`), exactly as the loaded check does;
 * its file's parts are read in runs of blocks against their CRC-32s and the whole-part
-  SHA-256 (:func:`tablebase.storage.files.check_part_in_blocks`), and its WDL part is
+  SHA-256 (:func:`tablebase.storage.checks.check_part_in_blocks`), and its WDL part is
   compared with the values at the sampled entries: a position's code must be its value's
   (entries that are no position, and capture positions where the file leaves them to the
   prober, hold a filler no probe reads).
@@ -35,14 +35,10 @@ from tablebase.probe.blocks import PartSource, open_part
 from tablebase.rules.variants import Variant
 from tablebase.solve import skeleton
 from tablebase.solve.records import Shape
+from tablebase.storage.checks import check_part_in_blocks
 from tablebase.storage.chunkio import BLOCK_BYTES
-from tablebase.storage.files import (
-    DATASET,
-    WDL_DATASET,
-    check_part_in_blocks,
-    read_attrs,
-    slice_path,
-)
+from tablebase.storage.reader import read_attrs
+from tablebase.storage.slicefile import DATASET, WDL_DATASET, slice_path
 from tablebase.storage.wdl import codes_of
 
 SAMPLE_CHUNK = 1 << 20  # sampled entries placed and read at a time
@@ -67,7 +63,7 @@ def check_sample(
     pair then its dependencies) re-derived from values read by blocks, and its parts
     checked (see the module docstring): the indices found inconsistent, and the number and
     first 20 positions (FEN) of the sampled entries whose WDL code disagrees with their
-    value. Raises :class:`~tablebase.storage.files.TableFileError` for a damaged file."""
+    value. Raises :class:`~tablebase.storage.slicefile.TableFileError` for a damaged file."""
     path = slice_path(db, s)
     wdl = read_attrs(path)["format_version"] > 1  # a version 1 file's codes are its values'
     for part in (DATASET, WDL_DATASET) if wdl else (DATASET,):

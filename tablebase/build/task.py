@@ -32,15 +32,10 @@ from tablebase.solve import memory as solve_memory
 from tablebase.solve import men as solve_men
 from tablebase.solve import skeleton
 from tablebase.solve import stats as solve_stats
-from tablebase.storage.files import (
-    SliceStats,
-    TableFileError,
-    check_wdl_part,
-    read_attrs,
-    read_slice,
-    slice_path,
-    write_slice,
-)
+from tablebase.storage.checks import check_wdl_part
+from tablebase.storage.reader import read_attrs, read_slice
+from tablebase.storage.slicefile import SliceStats, TableFileError, slice_path
+from tablebase.storage.writer import write_slice
 
 if TYPE_CHECKING:
     from tablebase.solve.bands import Plan
@@ -297,7 +292,7 @@ def slice_stats(variant: Variant, s: Slice, values: np.ndarray) -> tuple[SliceSt
 def pair_complete(db: Path, variant: Variant, pair: tuple[Slice, ...]) -> bool:
     """True if every file of the pair exists and verifies: its metadata against its digest
     (checked again), its values against their checksum and its WDL part against the values
-    (:func:`tablebase.storage.files.check_wdl_part`); damaged files are reported."""
+    (:func:`tablebase.storage.checks.check_wdl_part`); damaged files are reported."""
     for s in pair:
         path = slice_path(db, s)
         if not path.exists():
@@ -586,7 +581,7 @@ def _run_out_of_core(
 
 
 def _stored_stats(db: Path, s: Slice) -> SliceStats:
-    from tablebase.storage.files import read_attrs
+    from tablebase.storage.reader import read_attrs
 
     a = read_attrs(slice_path(db, s))
     return SliceStats(

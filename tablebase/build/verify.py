@@ -2,11 +2,11 @@
 successors, every WDL code checked against the values.
 
 For each slice, the pair and the slices it depends on are loaded (each file's metadata
-checked against its digest again, :func:`tablebase.storage.files.check_file`, and each
+checked against its digest again, :func:`tablebase.storage.reader.check_file`, and each
 part against its checksum); each (or a random sample of) position's byte is recomputed from
 the legal moves and the stored bytes of the successors with the rules engine, and must equal
 the stored byte; and the slice's WDL part must be the one its values give, entry for entry
-(:func:`tablebase.storage.files.wdl_disagreements`). A WDL-only copy has no values to
+(:func:`tablebase.storage.checks.wdl_disagreements`). A WDL-only copy has no values to
 re-derive it from: its files are checked (digests, checksums, the WDL part read whole) and,
 given the full database it was exported from (``values_db``), each WDL part is compared
 with the full database's values, whose digest the copy recorded at export
@@ -33,19 +33,10 @@ from tablebase.material.slices import Slice, build_key, pair_dependencies
 from tablebase.rules.variants import Variant
 from tablebase.solve import skeleton
 from tablebase.solve.records import Shape, Tables
-from tablebase.storage.files import (
-    TableFileError,
-    check_file,
-    check_group_index,
-    checksum,
-    has_values,
-    read_attrs,
-    read_slice,
-    read_wdl_part,
-    slice_files,
-    slice_path,
-    wdl_disagreements,
-)
+from tablebase.storage.checks import check_group_index, wdl_disagreements
+from tablebase.storage.listing import slice_files
+from tablebase.storage.reader import check_file, has_values, read_attrs, read_slice, read_wdl_part
+from tablebase.storage.slicefile import TableFileError, checksum, slice_path
 
 
 @dataclass(frozen=True)

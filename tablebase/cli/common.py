@@ -16,7 +16,7 @@ from tablebase.material.slices import Slice, parse_material
 from tablebase.probe.database import Tablebase
 from tablebase.rules.position import FenError, Position
 from tablebase.rules.variants import VARIANTS
-from tablebase.storage.files import TableFileError
+from tablebase.storage.slicefile import TableFileError
 
 VARIANT_OPTION = click.option(
     "--variant",

@@ -42,13 +42,9 @@ from tablebase.rules.outcome import RESULT_NAMES
 from tablebase.rules.position import Position
 from tablebase.rules.variants import VARIANTS, get_variant
 from tablebase.storage.export import part_bytes
-from tablebase.storage.files import (
-    TableFileError,
-    check_header,
-    read_slice,
-    slice_files,
-    slice_path,
-)
+from tablebase.storage.listing import slice_files
+from tablebase.storage.reader import check_header, read_slice
+from tablebase.storage.slicefile import TableFileError, slice_path
 from tablebase.storage.values import dtw_histogram
 
 
@@ -522,7 +518,7 @@ def export_cmd(
     every slice). --store-captures, --resolve-captures and --store-captures-up-to choose
     otherwise; at most one of them may be given."""
     from tablebase.storage.export import captures_stored_up_to, export_database
-    from tablebase.storage.files import TableFileError
+    from tablebase.storage.slicefile import TableFileError
 
     try:  # the options' one rule lives in the export module
         captures_stored_up_to(wdl_only, resolve_captures, store_captures, store_up_to)

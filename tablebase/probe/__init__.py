@@ -1,3 +1,7 @@
 """Probing a generated database: :class:`.database.Tablebase`, opened by
 :func:`tablebase.open`, reading the slice files a block at a time (:mod:`.blocks`) through
-a bounded cache (:mod:`.cache`)."""
+a bounded cache (:mod:`.cache`) whose pages the compiled look-ups read
+(:mod:`.pagetable`): a position located in its slice (:mod:`.locate`), its entry read
+(:mod:`.lookup`), capture positions resolved through their captures (:mod:`.captures`),
+sparse batches read straight from group-coded blocks (:mod:`.direct`); the Hub protocol
+front end (:mod:`.hub`)."""

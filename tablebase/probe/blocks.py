@@ -1,6 +1,6 @@
 """Where the blocks of a slice's part come from: its file, one block at a time, checked.
 
-A *part* is a slice's ``values`` or its ``wdl`` (:mod:`tablebase.storage.files`), seen as
+A *part* is a slice's ``values`` or its ``wdl`` (:mod:`tablebase.storage.slicefile`), seen as
 blocks of :data:`~tablebase.storage.chunkio.BLOCK_BYTES` bytes (the last one padded with
 zeros): block ``k`` holds bytes ``k * BLOCK_BYTES`` and on of the part (of its entries for
 ``values``, little-endian; of its packed codes for ``wdl``). :func:`open_part` opens one:
@@ -15,7 +15,7 @@ zeros): block ``k`` holds bytes ``k * BLOCK_BYTES`` and on of the part (of its e
   The ``wdl`` part of a version 1 file, which has none, is derived from the values block
   by block. ``tablebase export`` rewrites such a database in format 4 (docs/FORMAT.md).
 
-Every failure is a :class:`~tablebase.storage.files.TableFileError` naming the file (and
+Every failure is a :class:`~tablebase.storage.slicefile.TableFileError` naming the file (and
 the block, where one is damaged).
 """
 
@@ -30,13 +30,9 @@ import numpy as np
 from tablebase.material.slices import Slice
 from tablebase.rules.variants import Variant
 from tablebase.storage.chunkio import BLOCK_BYTES, BlockReader
-from tablebase.storage.files import (
-    DATASET,
-    WDL_DATASET,
-    TableFileError,
-    check_header,
-    open_slice_file,
-)
+from tablebase.storage.reader import check_header, open_slice_file
+from tablebase.storage.slicefile import DATASET, WDL_DATASET, TableFileError
+from tablebase.storage.wdl import exact_wdl, packed_size
 
 STREAM_BYTES = 1 << 22  # bytes hashed at a time when an older file is checked whole
 
@@ -104,8 +100,6 @@ class _Whole(PartSource):
     def read(self, k: int, out: np.ndarray) -> None:
         try:
             if self.wdl_of_values:
-                from tablebase.storage.wdl import exact_wdl
-
                 lo = k * BLOCK_BYTES * 4
                 values = self.ds[lo : min(self.ds.shape[0], lo + BLOCK_BYTES * 4)]
                 raw = exact_wdl(values)
@@ -144,8 +138,6 @@ def open_part(path: Path, variant: Variant, s: Slice, part: str) -> PartSource:
     """The blocks of part ``part`` (``"values"`` or ``"wdl"``) of the file of slice ``s``;
     :class:`TableFileError` if the file is missing, describes another slice, lacks the part
     (a WDL-only copy has no values) or is damaged where it was read."""
-    from tablebase.storage.wdl import packed_size
-
     attrs = check_header(path, variant, s)  # the header checked against the name
     version = attrs["format_version"]
     entries = s.size(variant)

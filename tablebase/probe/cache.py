@@ -9,11 +9,11 @@ not scan the whole cache). One cache may serve several databases and threads.
 
 A :class:`PagedPart` is one part (``values`` or ``wdl``) of one database as seen by the
 compiled probes: each slice opened gets a range of *pages* (its blocks, in order) at a
-byte address, and the part's *table* (:mod:`tablebase.storage.paged`) maps each page to the
+byte address, and the part's *table* (:mod:`tablebase.probe.pagetable`) maps each page to the
 slot holding that block, or a negative number if it is not in the cache. A probe computes
 its entry's byte address (the slice's first byte plus ``entry * width``) and reads
 ``arena[slot * BLOCK_BYTES + address % BLOCK_BYTES]``
-(:func:`~tablebase.storage.paged.read_entry`); where the page is missing it reports the
+(:func:`~tablebase.probe.pagetable.read_entry`); where the page is missing it reports the
 page, and the caller has the block read (:meth:`BlockCache.acquire`, which *pins* it: it
 stays until :meth:`BlockCache.release`) and probes again. A batch is answered in rounds
 (:meth:`PagedPart.fill`): every position located and read where its block is cached, then
@@ -46,16 +46,21 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from numba import njit, prange
 
-from tablebase.storage.chunkio import BLOCK_BYTES
-from tablebase.storage.paged import (
+from tablebase.probe import direct
+from tablebase.probe.pagetable import (
     IN_FLIGHT,
     NOT_CACHED,
     PAGE_SHIFT,
     PAGES,
     STORED,
     WIDTHS,
+    PartView,
     new_table,
 )
+from tablebase.probe.status import ANSWERED
+from tablebase.storage.chunkio import BLOCK_BYTES
+from tablebase.storage.groupcode import TABLE_SIZE
+from tablebase.storage.slicefile import TableFileError
 
 MIN_SLOTS = 4  # the smallest cache: a few blocks
 RESIDENT_PIECES = 4  # slices of up to this many pieces stay cached once read
@@ -79,6 +84,8 @@ def cache_bytes(size: int | str | None) -> int:
     """Bytes of a cache size given as an integer, a text such as ``256M``, ``1G``,
     ``1.5GiB`` (binary multiples), or None (the default, :func:`default_capacity`);
     ``ValueError`` naming what is wrong."""
+    # imported here, not at the top: tablebase.build.schedule brings the build's machinery
+    # (process pools, the solver's modules), 0.5 s more on `import tablebase` (measured)
     from tablebase.build.schedule import parse_size
 
     if size is None:
@@ -95,7 +102,7 @@ def cache_bytes(size: int | str | None) -> int:
 class PagedPart:
     """One part of one database, its slices' blocks as pages of a :class:`BlockCache`.
 
-    ``table`` is what the compiled probes read (its layout: :mod:`tablebase.storage.paged`),
+    ``table`` is what the compiled probes read (its layout: :mod:`tablebase.probe.pagetable`),
     with ``cache.arena`` and ``cache.stamps``."""
 
     def __init__(self, cache: BlockCache, name: str) -> None:
@@ -140,6 +147,10 @@ class PagedPart:
             self.sources[code] = source
             if resident:
                 self.resident.add(code)
+
+    def view(self) -> PartView:
+        """What a batch's compiled look-ups read of this part (its current table)."""
+        return PartView(self.table, self.cache.arena, self.cache.stamps)
 
     def is_open(self, code: int) -> bool:
         return bool(self.table[code] >= 0)
@@ -202,7 +213,7 @@ class PagedPart:
         read straight from the files (:mod:`tablebase.probe.direct`), not cached."""
         if not missed:
             return
-        sel = np.flatnonzero(need >= 0)
+        sel = np.flatnonzero(need != ANSWERED)
         addr = need[sel]
         c = self.cache
         first = True
@@ -223,7 +234,7 @@ class PagedPart:
                     rest = again(sel[lo:hi], addr[lo:hi])
                 finally:
                     c.release(pinned)
-                miss = rest >= 0
+                miss = rest != ANSWERED
                 if miss.any():  # pages unmapped meanwhile (a slice opened): read again
                     left_sel.append(sel[lo:hi][miss])
                     left_addr.append(rest[miss])
@@ -235,8 +246,6 @@ class PagedPart:
         """The positions of a batch whose blocks :func:`reads_directly` sends to the files
         answered by ``put``; the rest (``sel``, ``addr``, ``uniq``, ``bounds`` as
         :func:`by_page` gives them) for the cache."""
-        from tablebase.probe import direct
-
         c = self.cache
         with c.lock:
             d = self.direct
@@ -252,19 +261,15 @@ class PagedPart:
             )
             raw = np.empty(dsel.shape[0], dtype=np.uint8)
             state = np.zeros(duniq.shape[0], dtype=np.int8)
-            direct.read_entries(
-                duniq, dbounds, daddr >> (shift - PAGE_SHIFT), self._page_code, d.first_page,
-                d.fds, d.groups_at, d.row_lens, d.shifts, d.tabidx, d.tables, d.offsets,
-                d.sizes, d.zcrcs, d.max_size, d.verified, direct.GAP_BYTES, raw, state,
-            )  # fmt: skip
+            byte_addr = daddr >> (shift - PAGE_SHIFT)
+            blocks = d.blocks(self._page_code)
+            direct.read_entries(duniq, dbounds, byte_addr, blocks, direct.GAP_BYTES, raw, state)
         finally:
             with c.lock:
                 self._direct_readers -= 1
                 c.lock.notify_all()
         bad = np.flatnonzero(state)
         if bad.shape[0]:
-            from tablebase.storage.files import TableFileError
-
             p = int(duniq[bad[0]])
             code = int(self._page_code[p])
             what = direct.STATES[int(state[bad[0]])]
@@ -283,8 +288,6 @@ class PagedPart:
         :data:`SEEN_LIMIT`) read so, leaves it to be cached: None); None too for a block
         that is not group-coded or whose slice stays resident. :class:`TableFileError`
         naming the block if it is damaged."""
-        from tablebase.probe import direct
-
         c = self.cache
         with c.lock:
             d = self.direct
@@ -299,28 +302,30 @@ class PagedPart:
         code = int(self._page_code[page])
         k = page - int(d.first_page[code])
         try:
-            b = direct.read_byte(
+            place = direct.Place(
                 int(d.fds[code]), int(d.offsets[page]), int(d.sizes[page]), int(d.zcrcs[page]),
                 int(d.groups_at[code]), int(d.row_lens[code]), int(d.shifts[code]), k,
-                d.tables[int(d.tabidx[code])], addr & (BLOCK_BYTES - 1),
+            )  # fmt: skip
+            state, b = direct.read_byte(
+                place,
+                d.tables[int(d.tabidx[code])],
+                addr & (BLOCK_BYTES - 1),
                 np.empty(d.max_size + 8, dtype=np.uint8),
                 np.empty(int(d.row_lens[code]), dtype=np.uint16),
-            )  # fmt: skip
+            )
         finally:
             with c.lock:
                 self._direct_readers -= 1
                 c.lock.notify_all()
-        if b < 0:
-            from tablebase.storage.files import TableFileError
-
+        if state != direct.OK:
             raise TableFileError(
                 self.sources[code].path,  # type: ignore[attr-defined]
-                f"damaged slice file (block {k} of {self.name}: {direct.STATES[-1 - b]})",
+                f"damaged slice file (block {k} of {self.name}: {direct.STATES[state]})",
             )
         c.direct_blocks += 1
         return int(b)
 
-    def one(self, page: int, run: Callable[[], int]) -> int:
+    def one(self, page: int, run: Callable[[], tuple[int, int]]) -> tuple[int, int]:
         """``run()`` again with page ``page`` pinned in the cache (a single probe's miss)."""
         c = self.cache
         pinned = c.acquire(self, np.array([page], dtype=np.int64))
@@ -351,8 +356,6 @@ class _Direct:
     size (as a shift) and decoding table. Replaced, never changed, when a slice is added."""
 
     def __init__(self) -> None:
-        from tablebase.storage.groupcode import TABLE_SIZE
-
         self.offsets = np.zeros(0, dtype=np.int64)
         self.sizes = np.zeros(0, dtype=np.int64)
         self.zcrcs = np.zeros(0, dtype=np.uint32)
@@ -366,6 +369,15 @@ class _Direct:
         self.tables = np.zeros((0, TABLE_SIZE), dtype=np.int32)
         self.max_size = 0
         self.any = False
+
+    def blocks(self, page_code: np.ndarray) -> direct.Blocks:
+        """The record :func:`tablebase.probe.direct.read_entries` reads, pages' slices
+        ``page_code``."""
+        return direct.Blocks(
+            page_code, self.offsets, self.sizes, self.zcrcs, self.verified, self.fds,
+            self.first_page, self.groups_at, self.row_lens, self.shifts, self.tabidx,
+            self.tables, self.max_size,
+        )  # fmt: skip
 
     def grown(self, code: int, first: int, source, resident: bool) -> _Direct:  # type: ignore[no-untyped-def]
         """A copy with slice ``code``'s pages (``source``'s blocks from page ``first``)."""
@@ -768,31 +780,33 @@ def _split(ok, sel, addr, uniq, bounds, positions, blocks):
     dsel, daddr, duniq, dbounds, rsel, raddr, runiq, rbounds = out
     dbounds[0] = 0
     rbounds[0] = 0
-    kept = np.zeros(2, dtype=np.int64)  # positions of each side so far
-    pages = np.zeros(2, dtype=np.int64)  # pages of each side so far
+    done = np.zeros((2, 2), dtype=np.int64)  # per side: positions and pages so far
     for k in range(n):
         if ok[k]:
-            _take(sel, addr, bounds[k], bounds[k + 1], uniq[k], dsel, daddr, duniq, dbounds,
-                  kept, pages, 0)  # fmt: skip
+            _take((sel, addr), bounds[k], bounds[k + 1], uniq[k], (dsel, daddr, duniq, dbounds),
+                  done, 0)  # fmt: skip
         else:
-            _take(sel, addr, bounds[k], bounds[k + 1], uniq[k], rsel, raddr, runiq, rbounds,
-                  kept, pages, 1)  # fmt: skip
+            _take((sel, addr), bounds[k], bounds[k + 1], uniq[k], (rsel, raddr, runiq, rbounds),
+                  done, 1)  # fmt: skip
     return out
 
 
 @njit(cache=True, inline="always")
-def _take(sel, addr, lo, hi, page, osel, oaddr, ouniq, obounds, kept, pages, side):
-    """Append positions ``lo`` to ``hi`` of a batch (page ``page``) to one side of
-    :func:`_split` (``side``: its counts in ``kept`` and ``pages``)."""
-    i = kept[side]
+def _take(batch, lo, hi, page, side_out, done, side):
+    """Append positions ``lo`` to ``hi`` of a batch (``batch``: its ``sel``, ``addr``; page
+    ``page``) to one side of :func:`_split` (``side_out``: its ``sel``, ``addr``, ``uniq``,
+    ``bounds``; ``done[side]``: its positions and pages so far)."""
+    sel, addr = batch
+    osel, oaddr, ouniq, obounds = side_out
+    i = done[side, 0]
     for x in range(lo, hi):
         osel[i] = sel[x]
         oaddr[i] = addr[x]
         i += 1
-    kept[side] = i
-    ouniq[pages[side]] = page
-    pages[side] += 1
-    obounds[pages[side]] = i
+    done[side, 0] = i
+    ouniq[done[side, 1]] = page
+    done[side, 1] += 1
+    obounds[done[side, 1]] = i
 
 
 BUCKETS = 64  # page ranges (and runs of a batch) by_page sorts apart, in parallel

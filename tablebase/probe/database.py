@@ -38,49 +38,39 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from numba import njit, prange
 
 from tablebase.material.index import BINOM, entry_index
-from tablebase.material.slices import UNCODED, Slice, material_code, slice_of_code
+from tablebase.material.slices import UNCODED, Slice, slice_of_code
 from tablebase.probe.blocks import open_part
 from tablebase.probe.cache import RESIDENT_PIECES, BlockCache, PagedPart, default_cache
+from tablebase.probe.captures import expand_captures, fold_results
+from tablebase.probe.locate import NO_CODE, Batch, codes_batch, locate
+from tablebase.probe.lookup import (
+    code_at_entry,
+    gather_results,
+    gather_values,
+    probe_value,
+    result_of_byte,
+    result_quick,
+    results_again,
+    results_of_bytes,
+    value_at_entry,
+    values_again,
+)
+from tablebase.probe.pagetable import PAGE_SHIFT
+from tablebase.probe.status import BLOCK_MISSING, CAPTURES, FOUND, MUST_CAPTURE, NOT_OPEN
 from tablebase.rules import Move, has_capture, legal_moves, play
 from tablebase.rules.notation import move_text
 from tablebase.rules.outcome import RESULT_NAMES, move_rank
 from tablebase.rules.position import Position
 from tablebase.rules.variants import Variant, get_variant
-from tablebase.storage.files import (
-    DATASET,
-    WDL_DATASET,
-    TableFileError,
-    first_readable_attrs,
-    has_values,
-    read_slice,
-    slice_files,
-    slice_path,
-)
-from tablebase.storage.paged import (
-    PAGE_SHIFT,
-    WIDTHS,
-    next_tick,
-    read_code,
-    read_entry,
-    value_at,
-)
+from tablebase.storage.listing import first_readable_attrs, slice_files
+from tablebase.storage.reader import has_values, read_slice
+from tablebase.storage.slicefile import DATASET, WDL_DATASET, TableFileError, slice_path
 from tablebase.storage.values import decode, result_of_code
-from tablebase.storage.wdl import (
-    CAPTURE,
-    NEEDS_CAPTURES,
-    NO_TABLE,
-    PAGE_MISS,
-    expand_captures,
-    fold_results,
-    gather_results,
-    result_quick,
-    results_again,
-    results_of_bytes,
-    turned,
-)
+
+Answer = tuple[int, int]  # a compiled look-up's (status, x): tablebase.probe.status
+Read = Callable[[], Answer]  # a single probe's read, tried again once its block is cached
 
 
 class MissingSliceError(LookupError):
@@ -174,12 +164,12 @@ class Tablebase:
     # --- slices -----------------------------------------------------------------------
     def _slice_files(self) -> list[Path]:
         """The slice files (``wmwkbmbk.h5``), in name order; others are left out
-        (:func:`tablebase.storage.files.slice_files`)."""
+        (:func:`tablebase.storage.listing.slice_files`)."""
         return [f for _, f in slice_files(self.path).slices]
 
     def slices(self) -> list[Slice]:
         """Slices present in the directory (files not named as a slice of a database, e.g.
-        ``9999.h5`` or ``0000.h5``, are left out: :func:`tablebase.storage.files.slice_files`)."""
+        ``9999.h5`` or ``0000.h5``, are left out: :func:`tablebase.storage.listing.slice_files`)."""
         return [s for s, _ in slice_files(self.path).slices]
 
     def table(self, s: Slice, fen: str = "") -> np.ndarray:
@@ -224,21 +214,23 @@ class Tablebase:
                 self._open(part, slice_of_code(code), describe())
 
     def _read_one(
-        self, part: PagedPart, p: Position, code: int, r: int, again: Callable[[], int], lost: int
+        self, part: PagedPart, p: Position, code: int, answer: Answer, again: Read, lost: int
     ) -> int:
-        """Finish a single probe whose first try gave ``r`` (:func:`read_entry`'s answer):
-        open the slice (-2), or read the missing block (-3 - page) and probe ``again``;
-        ``lost`` if the side to move has no pieces."""
-        while r < 0:
-            if r == -2:
-                s = slice_of_code(code) if code >= 0 else normalise(p)[0]
+        """Finish a single probe whose first try answered ``answer`` (a pair of
+        :mod:`tablebase.probe.status`, as :func:`~tablebase.probe.pagetable.read_entry`
+        answers): open the slice (``NOT_OPEN``), or read the missing block (``BLOCK_MISSING``,
+        its page) and probe ``again``; ``lost`` if the side to move has no pieces."""
+        status, x = answer
+        while status != FOUND:
+            if status == NOT_OPEN:
+                s = slice_of_code(code) if code != NO_CODE else normalise(p)[0]
                 if s.wm + s.wk == 0:
                     return lost
                 self._open(part, s, p.fen())
-                r = again()
+                status, x = again()
             else:
-                r = part.one(-3 - r, again)
-        return int(r)
+                status, x = part.one(x, again)
+        return int(x)
 
     # --- probes -----------------------------------------------------------------------
     def _position(self, pos: Position | str) -> Position:
@@ -254,28 +246,25 @@ class Tablebase:
             raise DistancesUnavailableError(self.name)
         p = self._position(pos)
         v = self.variant
+        pos = (p.white_to_move, p.white_men, p.white_kings, p.black_men, p.black_kings)
         if v.king_move_limit == 0:  # the common case first: one compiled call when cached
             c = self.cache
-            code, idx, r = _probe_value(
-                v.squares, v.per_row, p.white_to_move, p.white_men, p.white_kings,
-                p.black_men, p.black_kings, self._values.table, c.arena, c.stamps,
-            )  # fmt: skip
-            if r >= 0:
-                return r
+            table = self._values.table
+            code, idx, status, x = probe_value(table, c.arena, c.stamps, v.squares, v.per_row, pos)
+            if status == FOUND:
+                return x
         else:
-            code, idx = _locate(
-                v.squares, v.per_row, p.white_to_move, p.white_men, p.white_kings,
-                p.black_men, p.black_kings, BINOM,
-            )  # fmt: skip
-            r = -2
-        return self._value_missing(p, code, idx, r)
+            code, idx = locate(v.squares, v.per_row, pos)
+            status, x = NOT_OPEN, code
+        return self._value_missing(p, code, idx, (status, x))
 
-    def _value_missing(self, p: Position, code: int, idx: int, r: int) -> int:
+    def _value_missing(self, p: Position, code: int, idx: int, answer: Answer) -> int:
         """Finish :meth:`probe_byte` of a position of slice ``code`` at entry ``idx`` (the
         entry without king runs; found again here where the variant has them) whose first
-        read gave ``r``: open its slice, read its block."""
+        read answered ``answer`` (:mod:`tablebase.probe.status`): open its slice, read its
+        block."""
         part, c = self._values, self.cache
-        if code < 0:  # more pieces of a kind than any slice holds
+        if code == NO_CODE:  # more pieces of a kind than any slice holds
             s = normalise(p)[0]
             if s.wm + s.wk == 0:
                 return 1
@@ -283,16 +272,17 @@ class Tablebase:
         if self.variant.king_move_limit > 0:
             idx = _entry_with_runs(p)
 
-        def again() -> int:
-            return _value_at(part.table, c.arena, c.stamps, code, idx)
+        def again() -> Answer:
+            return value_at_entry(part.table, c.arena, c.stamps, code, idx)
 
-        if r == -2 and part.is_open(code):
-            r = again()
-        if r <= -3:  # the block is not cached: its byte read directly, if it is group-coded
-            b = part.read_byte(-3 - r, int(part.table[code]) + idx)
+        status, x = answer
+        if status == NOT_OPEN and part.is_open(code):
+            status, x = again()
+        if status == BLOCK_MISSING:  # its byte read directly, if the block is group-coded
+            b = part.read_byte(x, int(part.table[code]) + idx)
             if b is not None:
                 return b
-        return self._read_one(part, p, code, r, again, 1)
+        return self._read_one(part, p, code, (status, x), again, 1)
 
     def probe(self, pos: Position | str) -> tuple[int, int | None]:
         """(wdl, dtw) for the side to move; dtw is None for a draw, and for every position
@@ -310,43 +300,40 @@ class Tablebase:
         if v.king_move_limit > 0 and p.king_runs != ((0, 0), (0, 0)):
             return self._wdl_with_runs(p)
         c = self.cache
-        r = result_quick(
-            self._wdl.table, c.arena, c.stamps, v.neighbours, v.rules,
-            p.white_to_move, p.white_men, p.white_kings, p.black_men, p.black_kings,
-        )  # fmt: skip
-        return r if r > NO_TABLE else self._wdl_missing(p, r)
+        pos = (p.white_to_move, p.white_men, p.white_kings, p.black_men, p.black_kings)
+        status, x = result_quick(self._wdl.table, c.arena, c.stamps, v.neighbours, v.rules, pos)
+        return x if status == FOUND else self._wdl_missing(p, (status, x))
 
-    def _wdl_missing(self, p: Position, r: int) -> int:
-        """Finish :meth:`probe_wdl` of a position whose first read gave ``r`` (below
-        :data:`NO_TABLE`): open its slice, read its block, or resolve its captures."""
+    def _wdl_missing(self, p: Position, answer: Answer) -> int:
+        """Finish :meth:`probe_wdl` of a position whose first read answered ``answer``
+        (:func:`~tablebase.probe.lookup.result_quick`): open its slice, read its block, or
+        resolve its captures."""
         v = self.variant
         part, c = self._wdl, self.cache
         wtm = p.white_to_move
         boards = (p.white_men, p.white_kings, p.black_men, p.black_kings)
+        pos = (wtm, *boards)
 
-        def quick() -> int:
-            return result_quick(
-                part.table, c.arena, c.stamps, v.neighbours, v.rules, wtm, *boards
-            )  # fmt: skip
+        def quick() -> Answer:
+            return result_quick(part.table, c.arena, c.stamps, v.neighbours, v.rules, pos)
 
-        while r <= NO_TABLE:
-            if r == NEEDS_CAPTURES:  # a capture position in a slice leaving captures
+        status, x = answer
+        while status != FOUND:
+            if status == CAPTURES:  # a capture position in a slice leaving captures
                 one = [np.array([b], dtype=np.uint64) for b in boards]
                 return int(self._wdl_captures(np.array([wtm]), *one)[0])
-            if r <= PAGE_MISS:
-                at = PAGE_MISS - int(r)  # counted in two-bit codes
-                page = at >> (PAGE_SHIFT + 2)
-                b = part.read_byte(page, at >> 2)  # read directly if group-coded
+            if status == BLOCK_MISSING:  # x: the entry's address, counted in two-bit codes
+                page = x >> (PAGE_SHIFT + 2)
+                b = part.read_byte(page, x >> 2)  # read directly if group-coded
                 if b is not None:
-                    return result_of_code((b >> ((at & 3) << 1)) & 3)
-                r = part.one(page, quick)
+                    return result_of_byte(b, x)
+                status, x = part.one(page, quick)
                 continue
-            code = NO_TABLE - int(r)
-            if code == UNCODED:
+            if x == UNCODED:  # NOT_OPEN, and no slice can hold it
                 raise MissingSliceError(normalise(p)[0].name, self.name, p.fen())
-            self._open(part, slice_of_code(code), p.fen())
-            r = quick()
-        return int(r)
+            self._open(part, slice_of_code(x), p.fen())
+            status, x = quick()
+        return int(x)
 
     def _wdl_with_runs(self, p: Position) -> int:
         """:meth:`probe_wdl` of a position in which a side has a king run going (Frisian):
@@ -363,16 +350,16 @@ class Tablebase:
             return max(-self.probe_wdl(play(p, m)) for m in legal_moves(p))
         e = _entry_with_runs(p)
 
-        def again() -> int:
-            return _code_at_entry(part.table, c.arena, c.stamps, s.code, e)
+        def again() -> Answer:
+            return code_at_entry(part.table, c.arena, c.stamps, s.code, e)
 
-        r = again()
-        if r <= -3:  # the block is not cached: its byte read directly, if it is group-coded
+        status, x = again()
+        if status == BLOCK_MISSING:  # its byte read directly, if the block is group-coded
             at = int(part.table[s.code]) * 4 + e  # counted in two-bit codes
-            b = part.read_byte(-3 - r, at >> 2)
+            b = part.read_byte(x, at >> 2)
             if b is not None:
-                return result_of_code((b >> ((at & 3) << 1)) & 3)
-        return result_of_code(self._read_one(part, p, s.code, r, again, -1))
+                return result_of_byte(b, at)
+        return result_of_code(self._read_one(part, p, s.code, (status, x), again, -1))
 
     def probe_dtw(self, pos: Position | str) -> int | None:
         """Plies to the end with best play: odd for a win, even for a loss; None if drawn."""
@@ -408,7 +395,7 @@ class Tablebase:
         """Open ``part`` of every slice a batch reaches (done when a first read of the batch
         found a slice not open: a batch whose slices are open skips it);
         :class:`MissingSliceError` for a position no slice can hold."""
-        codes = _codes_batch(wm, wk, bm, bk, wtm, self.variant.squares)
+        codes = codes_batch(Batch(wtm, wm, wk, bm, bk), self.variant.squares)
         if codes.shape[0] and codes.min() < 0:
             i = int(np.argmin(codes))
             raise MissingSliceError(*self._missing(wm, wk, bm, bk, wtm, i))
@@ -437,17 +424,16 @@ class Tablebase:
         wm, wk, bm, bk, wtm = self._batch(
             (white_men, white_kings, black_men, black_kings), white_to_move
         )
-        part, c = self._values, self.cache
+        part = self._values
         out = np.empty(wm.shape[0], dtype=np.uint16)
 
+        batch = Batch(wtm, wm, wk, bm, bk)
+
         def run() -> tuple[np.ndarray, int, int, int]:
-            return _gather_values(
-                wm, wk, bm, bk, wtm, v.squares, v.per_row, BINOM, v.king_move_limit,
-                part.table, c.arena, c.stamps, out,
-            )  # fmt: skip
+            return gather_values(part.view(), batch, v.squares, v.per_row, v.king_move_limit, out)
 
         def again(sel: np.ndarray, addr: np.ndarray) -> np.ndarray:
-            return _values_again(part.table, c.arena, c.stamps, sel, addr, out)
+            return values_again(part.view(), sel, addr, out)
 
         def put(sel: np.ndarray, addr: np.ndarray, raw: np.ndarray) -> None:
             out[sel] = raw  # one-byte values: two-byte ones are not group-coded
@@ -478,26 +464,24 @@ class Tablebase:
             (white_men, white_kings, black_men, black_kings), white_to_move
         )
         out = self._wdl_direct(wtm, wm, wk, bm, bk)
-        cap = np.flatnonzero(out == CAPTURE)
+        cap = np.flatnonzero(out == MUST_CAPTURE)
         if cap.shape[0]:
             out[cap] = self._wdl_captures(wtm[cap], wm[cap], wk[cap], bm[cap], bk[cap])
         return out
 
     def _wdl_direct(self, wtm, wm, wk, bm, bk) -> np.ndarray:  # type: ignore[no-untyped-def]
-        """Results read from the WDL part (int8), :data:`CAPTURE` for the positions that
-        must be resolved through their captures."""
+        """Results read from the WDL part (int8), :data:`~tablebase.probe.status.MUST_CAPTURE`
+        for the positions that must be resolved through their captures."""
         v = self.variant
-        part, c = self._wdl, self.cache
+        part = self._wdl
         out = np.empty(wm.shape[0], dtype=np.int8)
+        batch = Batch(wtm, wm, wk, bm, bk)
 
         def run() -> tuple[np.ndarray, int, int]:
-            return gather_results(
-                part.table, v.neighbours, v.rules, BINOM, wtm, wm, wk, bm, bk,
-                c.arena, c.stamps, out,
-            )  # fmt: skip
+            return gather_results(part.view(), v.neighbours, v.rules, batch, out)
 
         def again(sel: np.ndarray, addr: np.ndarray) -> np.ndarray:
-            return results_again(part.table, c.arena, c.stamps, sel, addr, out)
+            return results_again(part.view(), sel, addr, out)
 
         def put(sel: np.ndarray, addr: np.ndarray, raw: np.ndarray) -> None:
             out[sel] = results_of_bytes(raw, addr)
@@ -521,7 +505,7 @@ class Tablebase:
         white = np.ones(kwm.shape[0], dtype=np.bool_)
         kids = self._wdl_direct(white, kwm, kwk, kbm, kbk)
         fold_results(best, owner, kids)
-        pend = np.flatnonzero((kids == CAPTURE) & (best[owner] < 1))
+        pend = np.flatnonzero((kids == MUST_CAPTURE) & (best[owner] < 1))
         if pend.shape[0]:
             sub = self._wdl_captures(white[pend], kwm[pend], kwk[pend], kbm[pend], kbk[pend])
             fold_results(best, owner[pend], sub)
@@ -549,133 +533,6 @@ def _entry_with_runs(p: Position) -> int:
             BINOM,
         )
     )
-
-
-@njit(cache=True, inline="always")
-def _white_to_move(nsq, wtm, wm, wk, bm, bk):
-    """The position with white to move (colour-flipped if black moves) and its material
-    code; the code is -1 for more pieces of a kind than any slice code can name."""
-    if not wtm:
-        a = turned(bm, nsq)
-        b = turned(bk, nsq)
-        bm = turned(wm, nsq)
-        bk = turned(wk, nsq)
-        wm, wk = a, b
-    code = material_code(wm, wk, bm, bk)
-    return wm, wk, bm, bk, (-1 if code == UNCODED else code)
-
-
-@njit(cache=True, inline="always")
-def _locate_one(nsq, width, wtm, wm, wk, bm, bk, binom, limit):
-    """(material code, entry) of a position, with no king run on either side where the
-    variant has runs (``limit`` > 0)."""
-    wm, wk, bm, bk, code = _white_to_move(nsq, wtm, wm, wk, bm, bk)
-    if code < 0 or (wm | wk) == 0 or (bm | bk) == 0:
-        return code, 0
-    return code, entry_index(nsq, width, limit, wm, wk, bm, bk, -1, 0, -1, 0, binom)
-
-
-@njit(cache=True)
-def _locate(nsq, width, wtm, wm, wk, bm, bk, binom):
-    """(material code, index) of a position given as Python ints, after the colour flip."""
-    return _locate_one(
-        nsq, width, wtm, np.uint64(wm), np.uint64(wk), np.uint64(bm), np.uint64(bk), binom, 0
-    )
-
-
-@njit(cache=True)
-def _probe_value(nsq, width, wtm, wm, wk, bm, bk, table, arena, stamps):
-    """(material code, index, value) of a position given as Python ints, the value as
-    :func:`read_entry` gives it (-2: the slice is not open; -3 - page: its block is not
-    cached); the code is -1 (value -2) for more pieces of a kind than a slice holds. The
-    binomials are the module's constant (one array argument fewer: a single probe's call
-    costs about 90 ns per array it passes)."""
-    code, idx = _locate_one(
-        nsq, width, wtm, np.uint64(wm), np.uint64(wk), np.uint64(bm), np.uint64(bk), BINOM, 0
-    )
-    if code < 0:
-        return code, idx, -2
-    t = next_tick(stamps)
-    return code, idx, read_entry(table, arena, stamps, code, idx, t)
-
-
-@njit(cache=True)
-def _value_at(table, arena, stamps, code, idx):
-    """:func:`read_entry` of entry ``idx`` of slice ``code``."""
-    t = next_tick(stamps)
-    return read_entry(table, arena, stamps, code, idx, t)
-
-
-@njit(cache=True)
-def _code_at_entry(table, arena, stamps, code, idx):
-    """:func:`read_code` of entry ``idx`` of slice ``code``."""
-    t = next_tick(stamps)
-    return read_code(table, arena, stamps, code, idx, t)
-
-
-@njit(cache=True, parallel=True)
-def _codes_batch(wm, wk, bm, bk, wtm, nsq):
-    n = wm.shape[0]
-    codes = np.empty(n, dtype=np.int64)
-    for i in prange(n):
-        codes[i] = _white_to_move(nsq, wtm[i], wm[i], wk[i], bm[i], bk[i])[4]
-    return codes
-
-
-@njit(cache=True, parallel=True)
-def _gather_values(wm, wk, bm, bk, wtm, nsq, width, binom, limit, table, arena, stamps, out):
-    """``out[i]`` = the value of position ``i`` where its block is cached (1 where the side
-    to move has no pieces); per position, where its block is not cached, its entry's byte
-    address and width as ``address << 1 | (width - 1)`` (-1 where answered); how many lack
-    one, how many reach a slice that is not open (or none: more pieces of a kind than a
-    slice holds; their answers are not written), and how many reach a slice of 16-bit
-    values."""
-    t = next_tick(stamps)
-    m = wm.shape[0]
-    need = np.empty(m, dtype=np.int64)
-    closed = 0
-    wide = 0
-    for i in prange(m):  # the entries' addresses first: the look-ups after, many at once
-        code, idx = _locate_one(nsq, width, wtm[i], wm[i], wk[i], bm[i], bk[i], binom, limit)
-        need[i] = -1
-        if code < 0:
-            closed += 1
-            continue
-        if code >> 6 == 0:  # the side to move has no pieces: lost
-            out[i] = 1
-            continue
-        if table[code] < 0:
-            closed += 1
-            continue
-        w = table[WIDTHS + code]
-        wide += w == 2
-        need[i] = ((table[code] + idx * w) << 1) | (w - 1)
-    missed = 0
-    for i in prange(m):
-        if need[i] >= 0:
-            r = value_at(table, arena, stamps, need[i] >> 1, (need[i] & 1) + 1, t)
-            if r >= 0:
-                out[i] = r
-                need[i] = -1
-            else:
-                missed += 1
-    return need, missed, closed, wide
-
-
-@njit(cache=True)
-def _values_again(table, arena, stamps, sel, need, out):
-    """``out[sel[k]]`` = the entry at ``need[k]`` (as :func:`_gather_values` gives it) where
-    its block is cached; per position, ``need[k]`` where it is not, else -1."""
-    t = next_tick(stamps)
-    rest = np.empty(sel.shape[0], dtype=np.int64)
-    for k in range(sel.shape[0]):
-        r = value_at(table, arena, stamps, need[k] >> 1, (need[k] & 1) + 1, t)
-        if r >= 0:
-            out[sel[k]] = r
-            rest[k] = -1
-        else:
-            rest[k] = need[k]
-    return rest
 
 
 __all__ = [

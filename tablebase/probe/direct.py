@@ -20,13 +20,15 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+from typing import NamedTuple
 
 import numpy as np
+from isal import isal_zlib
 from llvmlite.binding import add_symbol
 from numba import njit, prange, types
 
+from tablebase.probe.pagetable import PAGE_MASK
 from tablebase.storage.groupcode import byte_in_group, group_byte, group_start
-from tablebase.storage.paged import PAGE_MASK
 
 
 def _bind() -> bool:
@@ -39,10 +41,8 @@ def _bind() -> bool:
         return False
     crc = None
     try:
-        from isal import isal_zlib
-
         crc = ctypes.CDLL(isal_zlib.__file__).crc32_gzip_refl
-    except (OSError, AttributeError, ImportError):
+    except (OSError, AttributeError):
         name = ctypes.util.find_library("z")
         try:
             crc = ctypes.CDLL(name).crc32 if name else None
@@ -66,7 +66,7 @@ _crc32 = types.ExternalFunction(
     "tablebase_crc32", types.uint32(types.uint64, types.uintp, types.uint64)
 )
 
-OK, SHORT, CRC, UNDECODABLE = 0, 1, 2, 3  # the state of each block a batch read
+OK, SHORT, CRC, UNDECODABLE = 0, 1, 2, 3  # the state of each block read
 STATES = {
     SHORT: "truncated",
     CRC: "checksum mismatch of its stored bytes",
@@ -92,19 +92,47 @@ def _flush(fd, buf, lo, a, b, bad_from):
     return bad_from
 
 
+class Blocks(NamedTuple):
+    """Where a part's group-coded blocks lie, page by page and slice by slice, as one
+    argument of :func:`read_entries` (:class:`tablebase.probe.cache.PagedPart` keeps the
+    arrays and makes this record for each batch that reads blocks directly)."""
+
+    page_code: np.ndarray  # per page: the material code of its slice
+    offsets: np.ndarray  # per page: where its block's stored bytes lie in the file
+    sizes: np.ndarray  # ... how many they are (-1: not group-coded, or a resident slice)
+    zcrcs: np.ndarray  # ... their CRC-32
+    verified: np.ndarray  # ... 1 once the block was read whole and checked (uint8)
+    fds: np.ndarray  # per slice (material code): the file descriptor of its file
+    first_page: np.ndarray  # ... its first page
+    groups_at: np.ndarray  # ... where its rows of group offsets lie in the file
+    row_lens: np.ndarray  # ... entries per row
+    shifts: np.ndarray  # ... the group size, as a shift
+    tabidx: np.ndarray  # ... its decoding table's row in ``tables``
+    tables: np.ndarray  # the decoding tables
+    max_size: int  # the largest block's stored bytes
+
+
+class Place(NamedTuple):
+    """Where one group-coded block lies (:func:`read_byte`): integers only, which numba's
+    dispatch types as quickly as it does plain integer arguments."""
+
+    fd: int  # the file descriptor
+    offset: int  # where the block's stored bytes lie
+    size: int  # how many they are
+    zcrc: int  # their CRC-32
+    rows_at: int  # where the part's rows of group offsets lie
+    row_len: int  # entries per row
+    shift: int  # the group size, as a shift
+    block: int  # the block's number in its slice's part
+
+
 @njit(cache=True, nogil=True, parallel=True)
-def read_entries(
-    uniq, bounds, byte_addr, page_code, first_page, fds, groups_at, row_lens, shifts, tabidx,
-    tables, offsets, sizes, zcrcs, max_size, verified, gap, out, state,
-):  # fmt: skip
+def read_entries(uniq, bounds, byte_addr, blocks, gap, out, state):
     """For each page ``uniq[j]`` (a block of the part; in increasing order) and its
     positions ``bounds[j]`` to ``bounds[j + 1]`` (their byte addresses ``byte_addr``, in
     the part's address space of ``BLOCK_BYTES`` a page): the byte at each address into
-    ``out`` and the block's state (:data:`OK`, or what was wrong) into ``state[j]``. Per
-    page: its slice ``page_code``, whose first page is ``first_page``, file descriptor
-    ``fds``, rows at ``groups_at`` (``row_lens`` entries each, groups of ``1 << shifts``
-    bytes) and decoding table ``tables[tabidx]``; the block's stored bytes at ``offsets``,
-    ``sizes`` long, with CRC-32 ``zcrcs``.
+    ``out`` and the block's state (:data:`OK`, or what was wrong) into ``state[j]``; where
+    each block lies, in ``blocks`` (:class:`Blocks`).
 
     Blocks of one slice that lie close together in the file form a run (at most
     :data:`WINDOW` bytes, whose rows are read with one ``pread``). A block is needed whole
@@ -115,6 +143,11 @@ def read_entries(
     costs about as much as copying a few KiB), two groups of one block as two of two
     blocks: a batch that touches most blocks of a slice reads it in long sequential
     reads, one with a position every few blocks reads just their groups."""
+    page_code, first_page, fds = blocks.page_code, blocks.first_page, blocks.fds
+    groups_at, row_lens, shifts = blocks.groups_at, blocks.row_lens, blocks.shifts
+    tabidx, tables, offsets = blocks.tabidx, blocks.tables, blocks.offsets
+    sizes, zcrcs, verified = blocks.sizes, blocks.zcrcs, blocks.verified
+    max_size = blocks.max_size
     n = uniq.shape[0]
     stripes = min(n, 256)
     widest = max(row_lens.max(), 1)
@@ -242,16 +275,18 @@ def read_entries(
 
 
 @njit(cache=True, nogil=True)
-def read_byte(fd, offset, size, zcrc, rows_at, row_len, shift, k, table, at, buf, row):
-    """The byte at ``at`` of block ``k`` of a part (its stored bytes at ``offset``, ``size``
-    long, with CRC-32 ``zcrc``; its rows at ``rows_at``, ``row_len`` entries each, groups
-    of ``1 << shift`` bytes), read with ``buf`` and ``row`` (room enough); ``-1 - state``
-    where the block is not as stored (:data:`STATES`)."""
+def read_byte(place, table, at, buf, row):
+    """``(OK, the byte at at)`` of a block (:class:`Place`), decoded with ``table``, read
+    with ``buf`` and ``row`` (room enough), or ``(state, 0)`` where the block is not as
+    stored (:data:`STATES`)."""
+    fd, offset, size, zcrc, rows_at, row_len, shift, k = place
     if _pread(fd, buf.ctypes.data, size, offset) != size:
-        return -1 - SHORT
+        return SHORT, 0
     if _crc32(0, buf.ctypes.data, size) != zcrc:
-        return -1 - CRC
+        return CRC, 0
     if _pread(fd, row.ctypes.data, 2 * row_len, rows_at + 2 * row_len * k) != 2 * row_len:
-        return -1 - SHORT
+        return SHORT, 0
     b = group_byte(buf[:size], row[:row_len], table, at, shift)
-    return b if b >= 0 else -1 - UNDECODABLE
+    if b < 0:
+        return UNDECODABLE, 0
+    return OK, b

@@ -39,7 +39,7 @@ from tablebase.rules.moves import Move, legal_moves, play
 from tablebase.rules.notation import MoveError, parse_move
 from tablebase.rules.position import Position
 from tablebase.rules.variants import Variant
-from tablebase.storage.files import TableFileError
+from tablebase.storage.slicefile import TableFileError
 
 ENGINE_NAME = "draughts-tablebase"
 HUB_VARIANTS = {"international": "normal", "frisian": "frisian"}  # Hub's names
@@ -243,7 +243,7 @@ class TablesEngine:
 
     def failing(self) -> frozenset[str]:
         if self._failing is None:
-            from tablebase.storage.files import read_attrs
+            from tablebase.storage.reader import read_attrs
 
             path = self.tb.path
 

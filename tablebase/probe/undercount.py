@@ -10,7 +10,8 @@ from tablebase.rules.countsearch import failing_slices, under_count
 from tablebase.rules.drawrules import Count, Counter, DrawRules
 from tablebase.rules.moves import Move
 from tablebase.rules.position import Position
-from tablebase.storage.files import read_attrs, slice_path
+from tablebase.storage.reader import read_attrs
+from tablebase.storage.slicefile import slice_path
 
 
 def stored_premise(tb: Tablebase) -> tuple[frozenset[str], dict[str, Exception]]:

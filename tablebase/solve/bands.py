@@ -436,7 +436,7 @@ def solve_bands(
 
 @njit(cache=True, parallel=True)
 def range_counts(values, nsq, width, counts, binom, kk, c0, c1):
-    """:func:`tablebase.solve.whole.value_counts` over the men configurations ``c0..c1`` of a
+    """:func:`tablebase.solve.stats.value_counts` over the men configurations ``c0..c1`` of a
     slice of ``counts`` without king runs (``values``: the slice's, indexed by entry):
     ``(positions, wins,
     losses, largest win value, first entry holding it)``; a configuration whose men share a

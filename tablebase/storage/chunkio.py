@@ -44,6 +44,8 @@ import numpy as np
 from h5py import h5z
 from isal import isal_zlib
 
+from tablebase.storage import groupcode as gc
+
 _DEFLATE = h5z.FILTER_DEFLATE
 _SHUFFLE = h5z.FILTER_SHUFFLE
 _ENCODERS = {"isal": (isal_zlib.compress, range(4)), "zlib": (zlib.compress, range(10))}
@@ -72,9 +74,7 @@ def group_size(codec: str) -> int | None:
     lib, _, size = codec.partition("-")
     if lib != GROUPS_CODEC:
         return None
-    from tablebase.storage.groupcode import is_group_size
-
-    if not size.isdigit() or not is_group_size(int(size)):
+    if not size.isdigit() or not gc.is_group_size(int(size)):
         raise ValueError(f"unknown codec {codec!r}: groups-<a power of two from 16 to 4096>")
     return int(size)
 
@@ -171,8 +171,6 @@ def _write_groups(
     """:func:`write_dataset` with the group-coded deflate of :mod:`tablebase.storage.groupcode`
     in groups of ``group_bytes`` (one code for the part, ``<name>_groups``, which records
     the group size, and ``<name>_zcrc32`` beside it)."""
-    from tablebase.storage import groupcode as gc
-
     n = data.shape[0]
     chunk = min(chunk, max(1, n))
     nblocks = -(-n // chunk)
@@ -283,8 +281,6 @@ def check_groups(ds: h5py.Dataset, threads: int) -> None:
     against ``<name>_zcrc32``, and its groups, decoded from where ``<name>_groups`` says
     they begin (as a probe decodes them), against the chunk inflated; ``OSError`` or
     ``ValueError`` naming the first block that fails."""
-    from tablebase.storage import groupcode as gc
-
     if ds.chunks is None:
         return
     nblocks = -(-ds.shape[0] // ds.chunks[0])
@@ -442,8 +438,6 @@ class Groups:
 def _groups_of(ds: h5py.Dataset, nblocks: int, chunk: int) -> Groups | None:
     """The :class:`Groups` of dataset ``ds`` if it was written group-coded, else None;
     ``OSError`` naming what is wrong if its datasets are not as written."""
-    from tablebase.storage import groupcode as gc
-
     stem = ds.name.rsplit("/", 1)[-1]
     parts = [ds.parent.get(stem + x) for x in (GROUPS_SUFFIX, ZCRC_SUFFIX, CODE_SUFFIX)]
     if all(p is None for p in parts):

@@ -5,9 +5,9 @@ format version (3: both parts, the metadata digest), converting version 1 and 2 
 the way; ``--wdl-only`` writes only the
 compact win/draw/loss part and the slice attributes (counts, longest win, distance
 histogram), the copy to download or ship. Every file is read and checked before it is
-copied and written under a temporary name, checked and renamed (:mod:`tablebase.storage.files`),
+copied and written under a temporary name, checked and renamed (:mod:`tablebase.storage.writer`),
 so a file with its final name in ``DST`` is complete. A source file whose WDL part
-disagrees with its values (:func:`tablebase.storage.files.check_wdl_part`) is refused; every
+disagrees with its values (:func:`tablebase.storage.checks.check_wdl_part`) is refused; every
 copy records in its attributes the SHA-256 of the values its WDL part was checked against
 (``values_sha256``), which ``verify`` of a WDL-only copy compares with the full database's.
 
@@ -39,25 +39,22 @@ from pathlib import Path
 import numpy as np
 
 from tablebase.material.slices import Slice
+from tablebase.probe.database import Tablebase
 from tablebase.rules.variants import Variant, get_variant
-from tablebase.storage.files import (
+from tablebase.storage.checks import check_wdl_part
+from tablebase.storage.listing import slice_files as list_slice_files
+from tablebase.storage.reader import has_values, open_slice_file, read_attrs, read_slice, read_wdl
+from tablebase.storage.slicefile import (
     DATASET,
     WDL_DATASET,
     SliceStats,
     TableFileError,
-    check_wdl_part,
     checksum,
-    has_values,
-    open_slice_file,
-    read_attrs,
-    read_slice,
-    read_wdl,
-    slice_attrs,
     slice_path,
-    write_parts,
 )
-from tablebase.storage.files import slice_files as list_slice_files
-from tablebase.storage.values import dtw_histogram
+from tablebase.storage.values import WDL_CODE_OF_RESULT, dtw_histogram
+from tablebase.storage.wdl import capture_entries, encode_wdl, non_positions, refill, set_codes
+from tablebase.storage.writer import slice_attrs, write_parts
 
 # attributes describing the file rather than the slice: written afresh by write_parts
 _FILE_KEYS = ("format_version", "parts", "value_bits", "wdl_captures_stored")
@@ -79,7 +76,7 @@ class ExportReport:
 
 def slice_files(db: Path) -> list[tuple[Slice, Path]]:
     """The slice files of a database directory, in name order (other files left out;
-    :func:`tablebase.storage.files.slice_files`)."""
+    :func:`tablebase.storage.listing.slice_files`)."""
     return list_slice_files(db).slices
 
 
@@ -124,7 +121,6 @@ def export_database(
     dst.mkdir(parents=True, exist_ok=True)
     positions = wdl_bytes = values_bytes = stored_parts = 0
     source = None  # src opened for probing, to resolve a WDL-only file's captures
-    from tablebase.storage.wdl import encode_wdl
 
     for s, path in files:
         attrs = read_attrs(path)
@@ -162,8 +158,6 @@ def export_database(
             packed = read_wdl(path, variant, s)
             if not same_form and store:  # a WDL-only file leaving captures to the prober
                 if source is None:
-                    from tablebase.probe.database import Tablebase
-
                     source = Tablebase(src, variant, wdl_only=True)
                 packed = _with_captures(source, variant, s, packed)
             elif not same_form:  # stored -> the older form: captures made don't-care
@@ -206,23 +200,19 @@ def captures_stored_up_to(
 def _capture_blocks(variant: Variant, s: Slice):
     """The capture positions of slice ``s`` (no king runs) block by block: their entries
     and bitboards (:func:`tablebase.storage.wdl.capture_entries`)."""
-    from tablebase.material.index import BINOM
-    from tablebase.storage.wdl import capture_entries
 
     counts = np.array(tuple(s), dtype=np.int64)
     size = s.size(variant)
     for lo in range(0, size, RESOLVE_BLOCK):
         hi = min(size, lo + RESOLVE_BLOCK)
         yield capture_entries(
-            lo, hi, variant.squares, variant.per_row, counts, BINOM,
-            variant.neighbours, variant.rules,
-        )  # fmt: skip
+            lo, hi, variant.squares, variant.per_row, counts, variant.neighbours, variant.rules
+        )
 
 
 def _without_captures(variant: Variant, s: Slice, packed: np.ndarray) -> np.ndarray:
     """The WDL part ``packed`` of slice ``s`` in the older form: capture positions and the
     entries that are not positions take the code before them, as the writer fills them."""
-    from tablebase.storage.wdl import non_positions, refill
 
     unstored = non_positions(variant, s)
     for idx, _ in _capture_blocks(variant, s):
@@ -237,8 +227,6 @@ def _with_captures(source, variant: Variant, s: Slice, packed: np.ndarray) -> np
     prober, with each capture position's own code (probed through its captures in
     ``source``, a :class:`tablebase.probe.database.Tablebase`) and the entries that are not
     positions filled again with the code before them."""
-    from tablebase.storage.values import WDL_CODE_OF_RESULT
-    from tablebase.storage.wdl import non_positions, refill, set_codes
 
     out = packed.copy()
     lut = np.zeros(3, dtype=np.uint8)  # result + 1 -> code

@@ -30,6 +30,7 @@ carries no group size (:data:`OLD_GROUP_BYTES`).
 from __future__ import annotations
 
 import heapq
+from typing import NamedTuple
 
 import numpy as np
 from llvmlite import ir
@@ -238,10 +239,8 @@ class PartCode:
         """Blocks ``first`` to ``first + count`` of ``raw`` (in groups of ``group`` bytes)
         into the rows of ``out``, their stream lengths into ``sizes`` and their group
         offsets into ``rows``."""
-        encode_blocks(
-            raw, first, count, block_bytes, group, self.lengths, self.codes, self.header,
-            self.header_bits, out, sizes, rows,
-        )  # fmt: skip
+        coder = Coder(self.lengths, self.codes, self.header, self.header_bits)
+        encode_blocks(raw, first, count, (block_bytes, group), coder, out, sizes, rows)
 
     def _header(self) -> tuple[np.ndarray, int]:
         lit = [int(x) for x in self.lengths]
@@ -314,11 +313,23 @@ def _put(out, pos, acc, nacc, v, n):
     return pos, acc, nacc
 
 
+class Coder(NamedTuple):
+    """A part's Huffman code as the compiled encoder takes it (:class:`PartCode`)."""
+
+    lengths: np.ndarray  # per literal/length symbol: its code's length in bits (int32)
+    codes: np.ndarray  # ... its code
+    header: np.ndarray  # the bytes of every block's stream header
+    header_bits: int  # its length in bits
+
+
 @njit(cache=True)
-def encode_block(raw, lo, block_bytes, group, lengths, codes, header, header_bits, out, row):
-    """Write block ``raw[lo : lo + block_bytes]`` (groups of ``group`` bytes) as a zlib
-    stream into ``out`` (long enough: :func:`max_chunk_bytes`) and its group offsets into
-    ``row``; returns the stream's length in bytes."""
+def encode_block(raw, lo, layout, coder, out, row):
+    """Write block ``raw[lo : lo + block_bytes]`` (``layout`` = (block_bytes, group): groups
+    of ``group`` bytes) as a zlib stream with the code ``coder`` (:class:`Coder`) into
+    ``out`` (long enough: :func:`max_chunk_bytes`) and its group offsets into ``row``;
+    returns the stream's length in bytes."""
+    block_bytes, group = layout
+    lengths, codes, header, header_bits = coder
     pos = 0
     acc = np.uint64(0)
     nacc = 0
@@ -374,17 +385,14 @@ def max_chunk_bytes(block_bytes: int, header_bits: int) -> int:
 
 
 @njit(cache=True, parallel=True)
-def encode_blocks(
-    raw, first, count, block_bytes, group, lengths, codes, header, header_bits, out, sizes, rows
-):
-    """Blocks ``first`` to ``first + count`` of ``raw`` (groups of ``group`` bytes) into
-    ``out`` (one row of :func:`max_chunk_bytes` each), their lengths into ``sizes`` and
-    their rows into ``rows``."""
+def encode_blocks(raw, first, count, layout, coder, out, sizes, rows):
+    """Blocks ``first`` to ``first + count`` of ``raw`` (``layout`` and ``coder`` as
+    :func:`encode_block` takes them) into ``out`` (one row of :func:`max_chunk_bytes`
+    each), their lengths into ``sizes`` and their rows into ``rows``."""
+    block_bytes = layout[0]
     for j in prange(count):
         lo = (first + j) * block_bytes
-        sizes[j] = encode_block(
-            raw, lo, block_bytes, group, lengths, codes, header, header_bits, out[j], rows[j]
-        )
+        sizes[j] = encode_block(raw, lo, layout, coder, out[j], rows[j])
 
 
 # ---------------------------------------------------------------- reading

@@ -1,11 +1,11 @@
-"""The compact win/draw/loss part of a slice: encoding for distribution, probing with captures.
+"""The compact win/draw/loss part of a slice: its encoding, as the writer and the export make it.
 
 Each index entry gets a two-bit code (:mod:`tablebase.storage.values`: draw 0, win 1, loss 2), four
 entries to a byte, entry ``i`` in bits ``2 * (i % 4)`` and up of byte ``i // 4``.
 
 **Two forms.** Entries that are not positions (two men on one square) never need their code
 read. A part **with captures stored** (as the generator writes it; ``captures="stored"`` on
-the dataset, :data:`tablebase.storage.files.WDL_CAPTURES`) holds every position's own code,
+the dataset, :data:`tablebase.storage.slicefile.WDL_CAPTURES`) holds every position's own code,
 capture positions included: a probe reads one code. A part **with captures resolved** (the
 smaller form, the default of the WDL-only copy: :mod:`tablebase.storage.export`) leaves capture
 positions don't-care as well: a capture position's result
@@ -16,12 +16,7 @@ before it that is not don't-care (the slice's first code for a leading run), whi
 lengthens runs of equal codes and lets gzip shrink them: see ``docs/FORMAT.md`` for the
 figures.
 
-**Probing invariant.** A position's result is its stored code if its slice stores captures
-(``table[STORED + code]``, one flag per material code beside its offset,
-:mod:`tablebase.storage.paged`) or the side to move has
-no capture; otherwise it is the best, for the mover, of the negated results of the positions
-after each legal capture. The stored code of a capture position is read only in a slice
-that stores captures.
+How a probe reads it: :mod:`tablebase.probe.lookup`.
 """
 
 from __future__ import annotations
@@ -35,21 +30,15 @@ from tablebase.material.index import (
     cursor_at,
     cursor_boards,
     cursor_next,
-    entry_index,
     position_from_index,
     unrank_colex,
 )
-from tablebase.material.slices import UNCODED, Slice, material_code
+from tablebase.material.slices import Slice
 from tablebase.rules import movegen as mg
-from tablebase.rules.bits import reversed_bits
-from tablebase.rules.kernel import kernel
 from tablebase.rules.variants import Variant
-from tablebase.storage.paged import STORED, code_at, next_tick
 from tablebase.storage.values import wdl_code
 
 DONT_CARE = 3  # transient code while encoding; never stored
-MAX_CAPTURE_DEPTH = 16  # capture positions in a row, bounded by the pieces on the board
-NO_TABLE = -2  # result code base: -2 - material code for a slice that is not loaded
 
 
 def packed_size(entries: int) -> int:
@@ -325,10 +314,11 @@ def _pack_filled(values, unstored, block, out):
 
 
 @njit(cache=True, parallel=True)
-def capture_entries(lo, hi, nsq, width, counts, binom, nbr, rules, nsub=16):
+def capture_entries(lo, hi, nsq, width, counts, nbr, rules, nsub=16):
     """The entries ``lo..hi`` of a slice without king runs that are capture positions (the
     side to move, white, can capture), and their bitboards (``boards[0..3]``: wm, wk, bm,
-    bk); ``nsub`` parts of the range searched in parallel."""
+    bk); ``nsub`` parts of the range searched in parallel (the binomials: the module's
+    constant)."""
     n = hi - lo
     idx = np.empty(n, dtype=np.int64)
     boards_out = np.empty((4, n), dtype=np.uint64)
@@ -339,7 +329,7 @@ def capture_entries(lo, hi, nsq, width, counts, binom, nbr, rules, nsub=16):
         b = min(hi, a + step)
         if a >= b:
             continue
-        cur, boards, free1, free2 = cursor_at(a, nsq, width, counts, binom)
+        cur, boards, free1, free2 = cursor_at(a, nsq, width, counts, BINOM)
         m = a - lo  # this part's own region of the output
         for i in range(a, b):
             if i > a:
@@ -411,259 +401,3 @@ def exact_wdl(values: np.ndarray) -> np.ndarray:
     """The packed WDL part with every entry's own code (no don't-care entries), as read
     from a version 1 file."""
     return pack(codes_of(values))
-
-
-# --- probing -----------------------------------------------------------------------------
-# Positions are located in rows (:func:`locate_rows`): each one's entry in the flat tables,
-# or what stands in the way of reading one. A capture position in a slice that leaves
-# captures to the prober is then resolved through the positions after its captures
-# (:func:`tablebase.rules.movegen.capture_successors`, each once), which are located in
-# turn: depth first for a single probe (:func:`result_white`), level by level for a batch
-# (:func:`resolve_levels`).
-
-LOC_LOST = -1  # the side to move has no pieces: lost
-LOC_WON = -2  # must capture (slice leaving captures to the prober), the opponent has 1 piece
-LOC_CAPTURE = -3  # must capture (slice leaving captures to the prober): resolve the captures
-LOC_MISSING = -4  # LOC_MISSING - code: the slice ``code`` is not loaded
-
-
-@njit(cache=True, inline="always")
-def entry_of(rules, binom, wm, wk, bm, bk):
-    """Entry of a white-to-move position in its slice, with no king run on either side
-    where the variant counts runs (Frisian, ``rules[6]`` > 0): the runs a probe without
-    them means, and the runs after any capture (a capture ends the capturer's run, and the
-    side that was captured from had none)."""
-    return entry_index(rules[0], rules[5], rules[6], wm, wk, bm, bk, -1, 0, -1, 0, binom)
-
-
-@njit(cache=True, inline="always")
-def turned(x, nsq):
-    """Square ``s`` <-> square ``nsq - 1 - s`` (0-based): the board turned half a turn, by
-    the CPU's bit reversal (as :func:`tablebase.material.index.reverse_board`)."""
-    return reversed_bits(x) >> np.uint64(64 - nsq)
-
-
-@njit(cache=True, inline="always")
-def white_view(nsq, wtm, wm, wk, bm, bk):
-    """The position as white to move: turned half a turn, colours swapped, if black is to
-    move."""
-    if wtm:
-        return wm, wk, bm, bk
-    return (
-        turned(bm, nsq),
-        turned(bk, nsq),
-        turned(wm, nsq),
-        turned(wk, nsq),
-    )
-
-
-@kernel
-def locate_rows(table, nbr, rules, binom, rows, n, loc):
-    """``loc[k]`` of the white-to-move positions ``rows[k]`` (wm, wk, bm, bk), ``k < n``:
-    the entry in the flat tables counted in two-bit codes (byte ``loc >> 2``), or
-    :data:`LOC_LOST`, :data:`LOC_WON`, :data:`LOC_CAPTURE` (both only in a slice that does
-    not store captures) or ``LOC_MISSING - code``; ``table`` is the part's page table
-    (:mod:`tablebase.storage.paged`: the slices' byte offsets and capture flags). A
-    capture position of such a slice whose opponent has a single piece is won outright, as
-    resolving it would find: any capture takes that piece, and a side without pieces has
-    lost.
-
-    The one home of these rules, written out in one loop over many positions (a
-    :mod:`kernel <tablebase.rules.kernel>`: no reference counting, which doubled the cost of
-    a lookup when a per-position helper took the tables)."""
-    for k in range(n):
-        a, b, c, d = rows[k, 0], rows[k, 1], rows[k, 2], rows[k, 3]
-        if (a | b) == 0:
-            loc[k] = LOC_LOST
-            continue
-        code = material_code(a, b, c, d)
-        if code == UNCODED or table[code] < 0 or (c | d) == 0:
-            loc[k] = LOC_MISSING - code  # no black pieces: no slice (the caller reports it)
-        elif not table[STORED + code] and mg.has_capture(nbr, rules, True, a, b, c, d):
-            loc[k] = LOC_WON if (c | d) & ((c | d) - np.uint64(1)) == 0 else LOC_CAPTURE
-        else:
-            loc[k] = table[code] * 4 + entry_of(rules, binom, a, b, c, d)
-
-
-NEEDS_CAPTURES = -10000  # result_quick: must capture; below NO_TABLE
-PAGE_MISS = -20000  # PAGE_MISS - page: the block ``page`` is not in the cache; below the rest
-CAPTURE = 2  # gather_results: the position must capture, in a slice leaving captures
-
-
-@njit(cache=True, inline="always")
-def paged_code(table, arena, stamps, e, t):
-    """+1 / 0 / -1 stored at entry ``e`` (counted in two-bit codes from the part's byte
-    addresses) of a part held in the block cache (:mod:`tablebase.storage.paged`), the
-    block stamped ``t``; ``PAGE_MISS - page`` if its block is not cached."""
-    c = code_at(table, arena, stamps, e, t)
-    if c < 0:
-        return PAGE_MISS - (-3 - c)
-    return 1 if c == 1 else (-1 if c == 2 else 0)
-
-
-@njit(cache=True)
-def result_quick(table, arena, stamps, nbr, rules, wtm, wm, wk, bm, bk):
-    """The single-probe path (bitboards as plain integers; the index tables are the module
-    constants, to keep the call short): the result of a position whose side to move cannot
-    capture or whose slice stores captures; ``NO_TABLE - code`` if its slice is not open,
-    ``PAGE_MISS - address`` if its block is not cached (the entry's address counted in
-    two-bit codes: its page is ``address >> (PAGE_SHIFT + 2)``), :data:`NEEDS_CAPTURES` if
-    it must be resolved through its captures. ``table`` is the part's page table
-    (:mod:`tablebase.storage.paged`)."""
-    wm, wk, bm, bk = np.uint64(wm), np.uint64(wk), np.uint64(bm), np.uint64(bk)
-    row = np.empty((1, 4), dtype=np.uint64)
-    row[0, 0], row[0, 1], row[0, 2], row[0, 3] = white_view(rules[0], wtm, wm, wk, bm, bk)
-    loc = np.empty(1, dtype=np.int64)
-    locate_rows(table, nbr, rules, BINOM, row, 1, loc)
-    e = loc[0]
-    if e >= 0:
-        r = paged_code(table, arena, stamps, e, next_tick(stamps))
-        return PAGE_MISS - e if r <= PAGE_MISS else r
-    if e == LOC_LOST:
-        return -1
-    if e == LOC_WON:
-        return 1
-    if e == LOC_CAPTURE:
-        return NEEDS_CAPTURES
-    return NO_TABLE - (LOC_MISSING - e)
-
-
-# --- batched probing ----------------------------------------------------------------------
-# A batch is answered level by level (tablebase.probe.database): the positions are located
-# and their codes read where their blocks are cached (:func:`gather_results`, in parallel
-# blocks of positions); the blocks missing are read and the positions that need them
-# probed again; the capture positions of slices that leave captures to the prober are
-# expanded into the positions after their captures (:func:`expand_captures`), which form
-# the next level, and their results folded back (:func:`fold_results`).
-
-BLOCK = 1 << 11  # positions located together
-
-
-@njit(cache=True, parallel=True)
-def gather_results(table, nbr, rules, binom, wtm, wm, wk, bm, bk, arena, stamps, out):
-    """``out[i]`` (+1 / 0 / -1, or :data:`CAPTURE`) of the positions ``i`` of a batch,
-    either side to move, whose blocks are cached; per position, where its block is not
-    cached, its entry's address (counted in two-bit codes: the page is ``address >>
-    (PAGE_SHIFT + 2)``; -1 where answered), how many lack one, and how many reach a slice
-    that is not open (or none: more pieces of a kind than a slice holds; they get 3)."""
-    t = next_tick(stamps)
-    m = wm.shape[0]
-    need = np.empty(m, dtype=np.int64)
-    nsq = rules[0]
-    nblk = (m + BLOCK - 1) // BLOCK
-    missed = np.zeros(nblk, dtype=np.int64)
-    closed = np.zeros(nblk, dtype=np.int64)
-    for blk in prange(nblk):
-        lo = blk * BLOCK
-        hi = min(m, lo + BLOCK)
-        rows = np.empty((hi - lo, 4), dtype=np.uint64)
-        loc = np.empty(hi - lo, dtype=np.int64)
-        for i in range(lo, hi):
-            a, b, c, d = white_view(nsq, wtm[i], wm[i], wk[i], bm[i], bk[i])
-            rows[i - lo, 0], rows[i - lo, 1], rows[i - lo, 2], rows[i - lo, 3] = a, b, c, d
-        locate_rows(table, nbr, rules, binom, rows, hi - lo, loc)
-        for i in range(lo, hi):  # the gather: nothing between the reads
-            e = loc[i - lo]
-            need[i] = -1
-            if e >= 0:
-                r = paged_code(table, arena, stamps, e, t)
-                if r <= PAGE_MISS:
-                    need[i] = e
-                    missed[blk] += 1
-                else:
-                    out[i] = r
-            elif e == LOC_LOST:
-                out[i] = -1
-            elif e == LOC_WON:
-                out[i] = 1
-            elif e == LOC_CAPTURE:
-                out[i] = CAPTURE
-            else:
-                out[i] = 3
-                closed[blk] += 1
-    return need, missed.sum(), closed.sum()
-
-
-@njit(cache=True)
-def results_again(table, arena, stamps, sel, need, out):
-    """``out[sel[k]]`` = the result at address ``need[k]`` (as :func:`gather_results`
-    gives it) where its block is cached; per position, ``need[k]`` where it is not, else
-    -1."""
-    t = next_tick(stamps)
-    rest = np.empty(sel.shape[0], dtype=np.int64)
-    for k in range(sel.shape[0]):
-        r = paged_code(table, arena, stamps, need[k], t)
-        if r <= PAGE_MISS:
-            rest[k] = need[k]
-        else:
-            out[sel[k]] = r
-            rest[k] = -1
-    return rest
-
-
-def results_of_bytes(raw: np.ndarray, e: np.ndarray) -> np.ndarray:
-    """+1 / 0 / -1 (int8) of the codes at entries ``e`` (counted as :func:`paged_code`
-    counts them) from the bytes ``raw`` holding them, as :func:`paged_code` gives them."""
-    c = (raw.astype(np.int64) >> ((e & 3) << 1)) & 3
-    return np.where(c == 1, 1, np.where(c == 2, -1, 0)).astype(np.int8)
-
-
-@njit(cache=True, inline="always")
-def _room(a, need):
-    """``a`` if it holds ``need`` items, else a copy at least twice as long."""
-    if a.shape[0] >= need:
-        return a
-    out = np.empty(max(need, 2 * a.shape[0]), dtype=a.dtype)
-    out[: a.shape[0]] = a
-    return out
-
-
-@njit(cache=True)
-def expand_captures(nbr, rules, wtm, wm, wk, bm, bk):
-    """The positions after each legal capture of the positions given (each must capture),
-    white to move (``kwm, kwk, kbm, kbk``), with ``owner`` (the position they follow), and
-    ``best`` per position: 1 where a capture takes the opponent's last piece (won; its
-    other captures are left out), else -1 (a capture position has a move: at least lost)."""
-    nsq = rules[0]
-    n = wm.shape[0]
-    cap = max(16, 4 * n)
-    kids = [np.empty(cap, dtype=np.uint64) for _ in range(4)]
-    kwm, kwk, kbm, kbk = kids[0], kids[1], kids[2], kids[3]
-    owner = np.empty(cap, dtype=np.int64)
-    best = np.full(n, -1, dtype=np.int8)
-    succ = mg.new_successor_buffer_nb()
-    ws = mg.new_workspace_nb()
-    count = 0
-    for j in range(n):
-        a, b, c, d = white_view(nsq, wtm[j], wm[j], wk[j], bm[j], bk[j])
-        m = mg.capture_successors(nbr, rules, True, a, b, c, d, succ, ws)
-        start = count
-        kwm = _room(kwm, count + m)
-        kwk = _room(kwk, count + m)
-        kbm = _room(kbm, count + m)
-        kbk = _room(kbk, count + m)
-        owner = _room(owner, count + m)
-        for k in range(m):
-            if (succ[k, 0] | succ[k, 1]) == 0:  # the opponent has no pieces left: won
-                best[j] = 1
-                count = start
-                break
-            kwm[count] = turned(succ[k, 0], nsq)
-            kwk[count] = turned(succ[k, 1], nsq)
-            kbm[count] = turned(succ[k, 2], nsq)
-            kbk[count] = turned(succ[k, 3], nsq)
-            owner[count] = j
-            count += 1
-    return kwm[:count], kwk[:count], kbm[:count], kbk[:count], owner[:count], best
-
-
-@njit(cache=True)
-def fold_results(best, owner, results):
-    """``best[owner[k]]`` = the best, for its mover, of itself and ``-results[k]`` (the
-    results of the positions after its captures), :data:`CAPTURE` entries left out."""
-    for k in range(owner.shape[0]):
-        r = results[k]
-        if r == CAPTURE:
-            continue
-        if -r > best[owner[k]]:
-            best[owner[k]] = -r

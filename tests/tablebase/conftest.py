@@ -55,7 +55,9 @@ def with_a_changed_value(src: Path, dst: Path, name: str, offset: int, value: in
 
     from tablebase.material.slices import parse_slice
     from tablebase.rules.variants import INTERNATIONAL
-    from tablebase.storage.files import SliceStats, read_attrs, read_slice, slice_path, write_slice
+    from tablebase.storage.reader import read_attrs, read_slice
+    from tablebase.storage.slicefile import SliceStats, slice_path
+    from tablebase.storage.writer import write_slice
 
     dst.mkdir()
     for path in src.glob("*.h5"):

@@ -19,7 +19,7 @@ from tablebase.material.index import BINOM
 from tablebase.material.slices import build_pairs, parse_slice
 from tablebase.rules.variants import BRAZILIAN, ENGLISH, FRISIAN, INTERNATIONAL, RUSSIAN, Variant
 from tablebase.solve import bands, men
-from tablebase.storage.files import slice_path
+from tablebase.storage.slicefile import slice_path
 from tests.conftest import session_database, tablebase_cli
 from tests.tablebase.conftest import same_table
 

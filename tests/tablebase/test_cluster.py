@@ -33,7 +33,7 @@ from tablebase.build.task import PairReport, pair_memory, pass_threads, run_pair
 from tablebase.build.verify import verify_slice  # noqa: E402
 from tablebase.material.slices import all_slices, parse_slice  # noqa: E402
 from tablebase.rules.variants import ENGLISH, INTERNATIONAL  # noqa: E402
-from tablebase.storage.files import slice_path  # noqa: E402
+from tablebase.storage.slicefile import slice_path  # noqa: E402
 from tests.conftest import session_database  # noqa: E402
 from tests.tablebase.conftest import same_table  # noqa: E402
 

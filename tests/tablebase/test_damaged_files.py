@@ -28,19 +28,11 @@ from tablebase.probe.database import Tablebase
 from tablebase.rules.variants import INTERNATIONAL
 from tablebase.storage import integrity
 from tablebase.storage.export import export_database
-from tablebase.storage.files import (
-    FORMAT_VERSION,
-    TableFileError,
-    check_file,
-    read_attrs,
-    read_slice,
-    read_wdl,
-    read_wdl_part,
-    slice_files,
-    slice_path,
-    write_parts,
-)
+from tablebase.storage.listing import slice_files
+from tablebase.storage.reader import check_file, read_attrs, read_slice, read_wdl, read_wdl_part
+from tablebase.storage.slicefile import TableFileError, slice_path
 from tablebase.storage.wdl import encode_wdl, non_positions
+from tablebase.storage.writer import FORMAT_VERSION, write_parts
 from tests.conftest import REPO_ROOT, session_database, tablebase_cli
 
 FUZZ = REPO_ROOT / "scripts" / "fuzz_slice_file.py"
@@ -467,18 +459,18 @@ def test_format_3_files_still_read_and_export_converts_them(copy, tmp_path, monk
     and verifies as the format 4 one does; ``tablebase export`` writes it group-coded."""
     from tablebase.material.index import BINOM, position_from_index
     from tablebase.rules.position import Position
-    from tablebase.storage import files
+    from tablebase.storage import writer
     from tablebase.storage.chunkio import GROUPS_SUFFIX
 
     old = tmp_path / "v3" / "international"
     old.mkdir(parents=True)
-    monkeypatch.setattr(files, "FORMAT_VERSION", 3)
-    monkeypatch.setattr(files, "VALUES_CODEC", "isal-1")
+    monkeypatch.setattr(writer, "FORMAT_VERSION", 3)
+    monkeypatch.setattr(writer, "VALUES_CODEC", "isal-1")
     for s, f in slice_files(copy).slices:
         attrs = read_attrs(f)
         keep = {k: v for k, v in attrs.items() if k not in ("parts", "wdl_captures_stored")}
         values = read_slice(f, INTERNATIONAL, s)
-        files.write_parts(old, INTERNATIONAL, s, keep, read_wdl(f, INTERNATIONAL, s), values,
+        writer.write_parts(old, INTERNATIONAL, s, keep, read_wdl(f, INTERNATIONAL, s), values,
                           True, "isal-1")  # fmt: skip
     monkeypatch.undo()
     path = old / "1020.h5"

@@ -21,7 +21,8 @@ from tablebase.build.task import PairReport, run_pair_task
 from tablebase.material.slices import parse_slice
 from tablebase.probe.database import Tablebase
 from tablebase.rules.variants import INTERNATIONAL
-from tablebase.storage.files import TableFileError, read_slice, slice_path
+from tablebase.storage.reader import read_slice
+from tablebase.storage.slicefile import TableFileError, slice_path
 from tests.tablebase.conftest import same_table
 
 CLI = [sys.executable, "-m", "tablebase.cli"]

@@ -18,7 +18,8 @@ from tablebase.material.slices import build_pairs, parse_slice
 from tablebase.rules import legal_moves
 from tablebase.rules.position import Position
 from tablebase.rules.variants import FRISIAN
-from tablebase.storage.files import read_attrs, slice_path
+from tablebase.storage.reader import read_attrs
+from tablebase.storage.slicefile import slice_path
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,8 @@ from tablebase.build.verify import verify_slice
 from tablebase.material.slices import Slice, build_pairs, parse_slice
 from tablebase.probe.database import Tablebase
 from tablebase.rules.variants import ENGLISH, INTERNATIONAL
-from tablebase.storage.files import read_attrs, read_slice, slice_path
+from tablebase.storage.reader import read_attrs, read_slice
+from tablebase.storage.slicefile import slice_path
 from tests.conftest import data_file
 
 
@@ -31,7 +32,7 @@ def test_verify_detects_a_wrong_value(db3_international, tmp_path) -> None:
     """Flip one stored value (with a matching checksum) and verify must name it."""
     import shutil
 
-    from tablebase.storage.files import write_slice
+    from tablebase.storage.writer import write_slice
 
     db = tmp_path / "international"
     shutil.copytree(db3_international, db)

@@ -26,8 +26,10 @@ from tablebase.rules import has_capture
 from tablebase.rules.position import Position
 from tablebase.storage.chunkio import BLOCK_BYTES, CRC_SUFFIX, BlockReader
 from tablebase.storage.export import export_database
-from tablebase.storage.files import TableFileError, read_slice, slice_path, write_parts
+from tablebase.storage.reader import read_slice
+from tablebase.storage.slicefile import TableFileError, slice_path
 from tablebase.storage.values import decode
+from tablebase.storage.writer import write_parts
 from tests.conftest import tablebase_cli
 from tests.tablebase.conftest import build_db
 
@@ -263,15 +265,15 @@ def test_a_damaged_block_is_named_when_read(db3_international, tmp_path) -> None
 def format4_international(db3_international, tmp_path_factory) -> Path:
     """``db3_international`` written as format 4 wrote it: values in groups of 256 bytes,
     rows that do not say their group size."""
-    from tablebase.storage import files, groupcode
-    from tablebase.storage.files import read_attrs, read_wdl
+    from tablebase.storage import groupcode, writer
+    from tablebase.storage.reader import read_attrs, read_wdl
 
     db = tmp_path_factory.mktemp("format4") / "international"
     db.mkdir()
     v = tablebase.open(db3_international).variant
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(files, "FORMAT_VERSION", 4)
-        m.setattr(files, "VALUES_CODEC", "groups-256")
+        m.setattr(writer, "FORMAT_VERSION", 4)
+        m.setattr(writer, "VALUES_CODEC", "groups-256")
         m.setattr(groupcode, "GROUP_ATTR", "not_in_format_4")  # the size goes unsaid
         for path in sorted(db3_international.glob("*.h5")):
             s = parse_slice(path.stem)
@@ -614,7 +616,7 @@ def test_export_converts_format_4_groups(format4_international, db3_internationa
     """``tablebase export`` of a format 4 database writes format 5: values in groups of 128
     bytes (their rows say so), WDL codes in groups of 256, the same tables."""
     from tablebase.storage import groupcode
-    from tablebase.storage.files import read_attrs, read_wdl
+    from tablebase.storage.reader import read_attrs, read_wdl
 
     new = tmp_path / "v5" / "international"
     export_database(format4_international, new)
@@ -674,3 +676,35 @@ def test_a_batch_is_grouped_by_page_in_order(n: int, pages: int, seed: int) -> N
     want = np.unique(page)
     np.testing.assert_array_equal(uniq, want)
     np.testing.assert_array_equal(bounds, np.searchsorted(page[order], np.append(want, pages)))
+
+
+def test_a_single_look_up_answers_a_named_status(db3_international) -> None:
+    """The WDL part's single look-up (:func:`tablebase.probe.lookup.result_quick`) answers
+    a pair of :mod:`tablebase.probe.status`: ``NOT_OPEN`` and the slice's material code
+    before its slice is opened, ``BLOCK_MISSING`` and the entry's address (in two-bit
+    codes, within the slice's pages) before its block is read, ``FOUND`` and the result
+    once it is: the result the values part gives."""
+    from tablebase.probe.lookup import result_quick
+    from tablebase.probe.pagetable import PAGE_SHIFT
+    from tablebase.probe.status import BLOCK_MISSING, FOUND, NOT_OPEN
+
+    with tablebase.open(db3_international) as full:
+        want = full.probe_wdl("W:WK38:B4,18")
+    tb = tablebase.open(db3_international, wdl_only=True, cache=TINY)
+    v, c, part = tb.variant, tb.cache, tb._wdl
+    p = Position.from_fen("W:WK38:B4,18", v)
+    assert not has_capture(p)
+    pos = (p.white_to_move, p.white_men, p.white_kings, p.black_men, p.black_kings)
+    s = parse_slice("0120")
+
+    def look() -> tuple[int, int]:
+        return result_quick(part.table, c.arena, c.stamps, v.neighbours, v.rules, pos)
+
+    assert look() == (NOT_OPEN, s.code)
+    tb._open(part, s)
+    status, at = look()
+    first = int(part.table[s.code]) >> PAGE_SHIFT
+    assert status == BLOCK_MISSING
+    assert first <= at >> (PAGE_SHIFT + 2) < first + part.sources[s.code].blocks
+    assert part.one(at >> (PAGE_SHIFT + 2), look) == (FOUND, want)
+    tb.close()

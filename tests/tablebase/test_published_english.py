@@ -13,7 +13,8 @@ from tablebase.material.slices import Slice, material_pairs, parse_slice
 from tablebase.probe.database import Tablebase
 from tablebase.rules.position import Position
 from tablebase.rules.variants import ENGLISH
-from tablebase.storage.files import read_attrs, slice_path
+from tablebase.storage.reader import read_attrs
+from tablebase.storage.slicefile import slice_path
 from tests.tablebase.conftest import solve_into
 
 FACTS = json.loads(

@@ -16,7 +16,8 @@ from tablebase.build.folderlock import LOCK_NAME
 from tablebase.material.slices import parse_slice
 from tablebase.probe.database import MissingSliceError, Tablebase
 from tablebase.rules.variants import INTERNATIONAL
-from tablebase.storage.files import TableFileError, read_slice, slice_path
+from tablebase.storage.reader import read_slice
+from tablebase.storage.slicefile import TableFileError, slice_path
 from tests.tablebase.conftest import same_table
 
 CLI = [sys.executable, "-m", "tablebase.cli"]

@@ -24,7 +24,7 @@ from tablebase.build.schedule import (
 from tablebase.build.task import PairReport
 from tablebase.material.slices import material_pairs, parse_material
 from tablebase.rules.variants import FRISIAN, INTERNATIONAL
-from tablebase.storage.files import SliceStats
+from tablebase.storage.slicefile import SliceStats
 from tests.tablebase.conftest import same_table
 
 CLI = [sys.executable, "-m", "tablebase.cli"]

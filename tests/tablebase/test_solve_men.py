@@ -60,7 +60,8 @@ def test_every_pair_by_men_equals_the_whole_pair_solve(dbs, monkeypatch, variant
     """Every pair of three and four pieces the configurations' solver takes: the values in
     its files and its unstored bits equal those of the passes over the whole pair from the
     same dependencies, and are locally consistent."""
-    from tablebase.storage.files import read_slice, slice_path
+    from tablebase.storage.reader import read_slice
+    from tablebase.storage.slicefile import slice_path
 
     pairs = [p for p in build_pairs(4) if sum(tuple(p[0])) >= 3 and generator.by_men(variant, p)]
     assert len(pairs) >= 4

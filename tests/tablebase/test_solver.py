@@ -22,7 +22,8 @@ from tablebase.solve import whole as solve
 from tablebase.solve.atomics import cas, prefetch
 from tablebase.solve.memory import task_memory_bytes
 from tablebase.solve.records import Shape
-from tablebase.storage.files import read_slice, slice_path
+from tablebase.storage.reader import read_slice
+from tablebase.storage.slicefile import slice_path
 from tests.tablebase.conftest import assert_locally_consistent, lengthened, solved_with_widths
 
 

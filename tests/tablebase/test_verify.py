@@ -47,7 +47,8 @@ def _copy_of_1010(db3: Path, tmp_path: Path):  # type: ignore[no-untyped-def]
     """A copy of the database to alter, slice 1010, its attributes and its stats."""
     import shutil
 
-    from tablebase.storage.files import SliceStats, read_attrs, slice_path
+    from tablebase.storage.reader import read_attrs
+    from tablebase.storage.slicefile import SliceStats, slice_path
 
     db = tmp_path / "international"
     shutil.copytree(db3, db)
@@ -64,16 +65,11 @@ def test_verify_reads_two_byte_values(db3_international, tmp_path) -> None:
     others, and a wrong 16-bit value is found."""
     import numpy as np
 
-    from tablebase.storage.files import (
-        read_attrs,
-        read_slice,
-        slice_attrs,
-        slice_path,
-        write_parts,
-        write_slice,
-    )
+    from tablebase.storage.reader import read_attrs, read_slice
+    from tablebase.storage.slicefile import slice_path
     from tablebase.storage.values import decode, dtw_histogram, encode
     from tablebase.storage.wdl import encode_wdl
+    from tablebase.storage.writer import slice_attrs, write_parts, write_slice
 
     db, s, a, stats = _copy_of_1010(db3_international, tmp_path)
     values = read_slice(slice_path(db, s), INTERNATIONAL, s).astype(np.uint16)
@@ -131,8 +127,10 @@ def test_a_wrong_value_is_found_by_blocks_as_when_loaded(db3_international, tmp_
     import numpy as np
 
     from tablebase.build.verify import verify_database
-    from tablebase.storage.files import read_attrs, read_slice, slice_path, write_slice
+    from tablebase.storage.reader import read_attrs, read_slice
+    from tablebase.storage.slicefile import slice_path
     from tablebase.storage.values import encode
+    from tablebase.storage.writer import write_slice
 
     db, s, a, stats = _copy_of_1010(db3_international, tmp_path)
     idx = int(a["longest_win_index"])

@@ -21,17 +21,10 @@ from tablebase.rules.position import Position
 from tablebase.rules.variants import FRISIAN, INTERNATIONAL
 from tablebase.solve.stats import valid_mask
 from tablebase.storage.export import export_database
-from tablebase.storage.files import (
-    WDL_CAPTURES,
-    WDL_DATASET,
-    read_attrs,
-    read_slice,
-    read_wdl,
-    read_wdl_part,
-    slice_path,
-    write_parts,
-)
+from tablebase.storage.reader import read_attrs, read_slice, read_wdl, read_wdl_part
+from tablebase.storage.slicefile import WDL_CAPTURES, WDL_DATASET, slice_path
 from tablebase.storage.wdl import codes_of, encode_wdl, non_positions, pack, unpack
+from tablebase.storage.writer import write_parts
 from tests.conftest import tablebase_cli
 
 FOUR = ("0103", "0301", "0202", "0112", "1201", "0211", "1102")  # kings, and men with kings

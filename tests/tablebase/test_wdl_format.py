@@ -16,14 +16,8 @@ from tablebase.material.slices import parse_slice
 from tablebase.probe.database import DistancesUnavailableError
 from tablebase.rules.position import Position
 from tablebase.rules.variants import INTERNATIONAL
-from tablebase.storage.files import (
-    DATASET,
-    TableFileError,
-    read_attrs,
-    read_slice,
-    read_wdl,
-    slice_path,
-)
+from tablebase.storage.reader import read_attrs, read_slice, read_wdl
+from tablebase.storage.slicefile import DATASET, TableFileError, slice_path
 from tablebase.storage.values import decode, encode, narrowed, value_dtype
 from tablebase.storage.wdl import DONT_CARE, classify, exact_wdl, unpack
 from tests.conftest import tablebase_cli

@@ -93,7 +93,7 @@ def test_histogram_counts_without_a_wide_copy():
 def _slice_values(s, variant):
     """Values for every entry of ``s`` (random, a third of them draws: they compress
     little, so a file image in memory would show) and stats that agree with them."""
-    from tablebase.storage.files import SliceStats
+    from tablebase.storage.slicefile import SliceStats
 
     v = _values(s.size(variant), np.uint8, 11)
     wins = int(((v > 0) & (v % 2 == 1)).sum())
@@ -115,15 +115,17 @@ def test_a_slice_written_with_a_scratch_folder_holds_nothing_of_its_size(
     image and reads the values back whole."""
     from tablebase.material.slices import parse_slice
     from tablebase.rules.variants import INTERNATIONAL
-    from tablebase.storage import files
+    from tablebase.storage import checks, writer
+    from tablebase.storage.reader import read_slice
+    from tablebase.storage.slicefile import slice_path
     from tests.tablebase.conftest import same_table
 
-    monkeypatch.setattr(files, "CHECK_BLOCK_ENTRIES", 1 << 16)
+    monkeypatch.setattr(checks, "CHECK_BLOCK_ENTRIES", 1 << 16)
     small = parse_slice("1010")  # both writers compiled first: compiling allocates too
     for how in ("memory", "scratch"):
         (tmp_path / "warm" / how).mkdir(parents=True)
         kw = {"scratch": tmp_path / "warm" / how} if how == "scratch" else {}
-        files.write_slice(tmp_path / "warm" / how, INTERNATIONAL, small,
+        writer.write_slice(tmp_path / "warm" / how, INTERNATIONAL, small,
                           *_slice_values(small, INTERNATIONAL), "", **kw)  # fmt: skip
     peaks = {}
     for name in ("1011", "1103"):
@@ -137,14 +139,14 @@ def test_a_slice_written_with_a_scratch_folder_holds_nothing_of_its_size(
             runs = []
             for _ in range(2):  # the least of two: other threads of the process (left by
                 tracemalloc.start()  # earlier tests) may allocate while one runs
-                files.write_slice(db, INTERNATIONAL, s, values, stats, "", **kw)
+                writer.write_slice(db, INTERNATIONAL, s, values, stats, "", **kw)
                 runs.append(tracemalloc.get_traced_memory()[1])
                 tracemalloc.stop()
             peaks[name, how] = min(runs)
             assert not any(scratch.iterdir())
-        path = files.slice_path(tmp_path / "scratch", s)
-        assert same_table(files.slice_path(tmp_path / "memory", s), path)
-        assert np.array_equal(files.read_slice(path, INTERNATIONAL, s), values)
+        path = slice_path(tmp_path / "scratch", s)
+        assert same_table(slice_path(tmp_path / "memory", s), path)
+        assert np.array_equal(read_slice(path, INTERNATIONAL, s), values)
         assert peaks[name, "memory"] > values.shape[0], peaks  # the values read back whole
     # the smallest part the writer could hold, the bits of the entries that are not
     # positions, is an eighth of a byte per entry: what grows is far less (a few bytes per
@@ -164,7 +166,7 @@ def test_the_writer_on_disk_meets_a_full_disk_with_oserror_and_leaves_nothing(
 
     from tablebase.material.slices import parse_slice
     from tablebase.rules.variants import INTERNATIONAL
-    from tablebase.storage import files
+    from tablebase.storage import writer
 
     class Full:
         """A file on a disk that fills up at 200 kB."""
@@ -188,11 +190,11 @@ def test_the_writer_on_disk_meets_a_full_disk_with_oserror_and_leaves_nothing(
 
     s = parse_slice("1111")
     values, stats = _slice_values(s, INTERNATIONAL)
-    monkeypatch.setattr(files, "_image_file", Full)
+    monkeypatch.setattr(writer, "_image_file", Full)
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     with pytest.raises(OSError) as e:
-        files.write_slice(tmp_path, INTERNATIONAL, s, values, stats, "", scratch=scratch)
+        writer.write_slice(tmp_path, INTERNATIONAL, s, values, stats, "", scratch=scratch)
     assert e.value.errno == errno.ENOSPC
     assert [p.name for p in tmp_path.iterdir()] == ["scratch"]
     assert not any(scratch.iterdir())

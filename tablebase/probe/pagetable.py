@@ -20,9 +20,12 @@ One array rather than four because a compiled function's every array argument co
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
+from tablebase.probe.status import BLOCK_MISSING, FOUND, NOT_OPEN
 from tablebase.storage.chunkio import BLOCK_BYTES
 
 PAGE_SHIFT = BLOCK_BYTES.bit_length() - 1
@@ -33,6 +36,16 @@ IN_FLIGHT = -2  # table[PAGES + p]: a thread is reading the block
 WIDTHS = 4096  # table[WIDTHS + code]: bytes per entry
 STORED = 8192  # table[STORED + code]: the wdl part stores capture positions' codes
 PAGES = 12288  # table[PAGES + page]: the slot of block ``page``
+
+
+class PartView(NamedTuple):
+    """What a batch's compiled look-ups read of a part, as one argument: its table, the
+    cache's arena and stamps. (A single probe passes the three apart: numba types a tuple
+    argument in Python, a few microseconds a call, where a batch's call does not notice.)"""
+
+    table: np.ndarray
+    arena: np.ndarray
+    stamps: np.ndarray
 
 
 def new_table(pages: int) -> np.ndarray:
@@ -66,47 +79,49 @@ def slot_of(table, stamps, p, tick):
 
 @njit(cache=True, inline="always")
 def value_at(table, arena, stamps, addr, width, tick):
-    """The entry of ``width`` bytes (little-endian) at byte address ``addr``, or ``-3 -
-    page`` if its block is not cached."""
+    """``(FOUND, the entry of width bytes (little-endian) at byte address addr)``, or
+    ``(BLOCK_MISSING, page)`` if its block is not cached (:mod:`tablebase.probe.status`)."""
     p = addr >> PAGE_SHIFT
     s = slot_of(table, stamps, p, tick)
     if s < 0:
-        return -3 - p
+        return BLOCK_MISSING, p
     o = (np.int64(s) << PAGE_SHIFT) | (addr & PAGE_MASK)
     v = np.int64(arena[o])
     if width == 2:
         v |= np.int64(arena[o + 1]) << 8
-    return v
+    return FOUND, v
 
 
 @njit(cache=True, inline="always")
 def read_entry(table, arena, stamps, code, entry, tick):
-    """The value at ``entry`` of slice ``code``, or ``-3 - page`` for a page not in the
-    cache (``-2`` if the slice is not open)."""
+    """The value at ``entry`` of slice ``code`` as :func:`value_at` answers, or
+    ``(NOT_OPEN, code)`` if the slice is not open."""
     base = table[code]
     if base < 0:
-        return -2
+        return NOT_OPEN, np.int64(code)
     width = table[WIDTHS + code]
     return value_at(table, arena, stamps, base + entry * width, width, tick)
 
 
 @njit(cache=True, inline="always")
 def code_at(table, arena, stamps, e, tick):
-    """The two-bit code at entry ``e`` counted in codes from the part's byte addresses
-    (byte ``e >> 2``, four codes a byte), or ``-3 - page`` if its block is not cached."""
+    """``(FOUND, the two-bit code at entry e)``, ``e`` counted in codes from the part's byte
+    addresses (byte ``e >> 2``, four codes a byte), or ``(BLOCK_MISSING, page)`` if its
+    block is not cached."""
     byte = e >> 2
     p = byte >> PAGE_SHIFT
     s = slot_of(table, stamps, p, tick)
     if s < 0:
-        return -3 - p
-    return (np.int64(arena[(np.int64(s) << PAGE_SHIFT) | (byte & PAGE_MASK)]) >> ((e & 3) << 1)) & 3
+        return BLOCK_MISSING, p
+    o = (np.int64(s) << PAGE_SHIFT) | (byte & PAGE_MASK)
+    return FOUND, (np.int64(arena[o]) >> ((e & 3) << 1)) & 3
 
 
 @njit(cache=True, inline="always")
 def read_code(table, arena, stamps, code, entry, tick):
-    """The two-bit WDL code at ``entry`` of slice ``code`` (packed four to a byte), or
-    ``-3 - page`` / ``-2`` as :func:`read_entry`."""
+    """The two-bit WDL code at ``entry`` of slice ``code`` (packed four to a byte) as
+    :func:`code_at` answers, or ``(NOT_OPEN, code)`` if the slice is not open."""
     base = table[code]
     if base < 0:
-        return -2
+        return NOT_OPEN, np.int64(code)
     return code_at(table, arena, stamps, base * 4 + entry, tick)
