@@ -230,19 +230,12 @@ class _Replayer:
         code, ply = core.run(
             v.neighbours,
             v.rules,
-            self.table,
-            boards,
-            state,
-            history,
-            self.squares,
-            self.offsets,
-            self.captures,
-            first,
-            len(self.moves),
+            core.Game(self.table, boards, state, history),
+            core.MoveText(self.squares, self.offsets, self.captures),
+            (first, len(self.moves)),
             stop,
             forced,
-            b.moves,
-            b.ws,
+            (b.moves, b.ws),
         )
         return int(code), int(ply)
 

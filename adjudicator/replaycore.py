@@ -32,6 +32,8 @@ scan of it is short.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -56,6 +58,26 @@ EV_NONE, EV_NO_PIECES, EV_NO_MOVES, EV_THREEFOLD, EV_COUNT = range(5)
 DONE, NEED, EVENT = 0, 1, 2
 
 _ONE = np.uint64(1)
+
+
+class Game(NamedTuple):
+    """A game being replayed, as the compiled loop reads and changes it: the variant's
+    draw-rule table, the boards, the state fields (``S_*``) and the positions seen since
+    the last irreversible move."""
+
+    table: np.ndarray
+    boards: np.ndarray
+    state: np.ndarray
+    history: np.ndarray
+
+
+class MoveText(NamedTuple):
+    """The game's moves as parsed text (:func:`parse_moves`): move ``i``'s squares
+    ``squares[offsets[i]:offsets[i + 1]]``, and whether it was written as a capture."""
+
+    squares: np.ndarray
+    offsets: np.ndarray
+    captures: np.ndarray
 
 
 @njit(cache=True)
@@ -182,9 +204,12 @@ def start_event(nbr, rules, table, boards, state, buf, ws):
 
 
 @njit(cache=True)
-def _play(nbr, rules, table, boards, state, history, frm, to, cap, crowns, buf, ws):
-    """Make one move and advance the king runs, the count and the history; True if
-    threefold. ``buf``/``ws`` may be overwritten (the caller generates afresh)."""
+def _play(nbr, rules, game, move, buf, ws):
+    """Make ``move`` = ``(from, to, captured, crowns)`` in ``game`` (a :class:`Game`) and
+    advance the king runs, the count and the history; True if threefold. ``buf``/``ws``
+    may be overwritten (the caller generates afresh)."""
+    table, boards, state, history = game
+    frm, to, cap, crowns = move
     white = state[S_WHITE] != 0
     own_m, own_k, opp_m, opp_k = _side(boards, white)
     man_moved = (own_m >> frm) & _ONE != 0
@@ -243,29 +268,19 @@ def _play(nbr, rules, table, boards, state, history, frm, to, cap, crowns, buf, 
 
 
 @njit(cache=True)
-def run(
-    nbr,
-    rules,
-    table,
-    boards,
-    state,
-    history,
-    squares,
-    offsets,
-    captures,
-    first,
-    last,
-    stop,
-    forced,
-    buf,
-    ws,
-):
-    """Play moves ``first .. last-1``; returns (code, ply index): ``DONE`` (all played),
-    ``NEED`` (move ``ply`` needs the Python side) or ``EVENT`` (stopped at an event).
+def run(nbr, rules, game, text, span, stop, forced, buffers):
+    """Play moves ``span`` = ``(first, last)``, ``first .. last-1``, of ``text`` (a
+    :class:`MoveText`) in ``game`` (a :class:`Game`) with ``buffers`` = ``(move buffer,
+    capture workspace)``; returns (code, ply index): ``DONE`` (all played), ``NEED`` (move
+    ``ply`` needs the Python side) or ``EVENT`` (stopped at an event).
 
     ``forced`` = (1, from, to, captured bitboard, crowns) plays that move (0-based
     squares) for move ``first`` instead of matching its text; (0, ...) for none.
     """
+    table, boards, state, history = game
+    squares, offsets, captures = text
+    first, last = span
+    buf, ws = buffers
     white = state[S_WHITE] != 0
     n = _generate(nbr, rules, boards, white, buf, ws, state)
     for i in range(first, last):
@@ -288,7 +303,7 @@ def run(
             to = np.uint64(mg.move_to(buf, hit))
             cap = mg.move_captured(buf, hit)
             crowns = mg.move_crowns(buf, hit)
-        threefold = _play(nbr, rules, table, boards, state, history, frm, to, cap, crowns, buf, ws)
+        threefold = _play(nbr, rules, game, (frm, to, cap, crowns), buf, ws)
         n = _generate(nbr, rules, boards, state[S_WHITE] != 0, buf, ws, state)
         event = position_event(boards, state, n)
         if event == EV_NONE:

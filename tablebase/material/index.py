@@ -70,18 +70,17 @@ def rank_among_free(bb, occupied, binom):
 @kernel
 def position_index(nsq, width, wm, wk, bm, bk, binom):
     """Index of a white-to-move position in its slice (counts taken from the bitboards)."""
-    return index_of_counted(
-        nsq, width, wm, wk, bm, bk, popcount(wm), popcount(wk), popcount(bm), popcount(bk), binom
-    )
+    counts = (popcount(wm), popcount(wk), popcount(bm), popcount(bk))
+    return index_of_counted(nsq, width, (wm, wk, bm, bk), counts, binom)
 
 
 @njit(cache=True, inline="always")
-def index_of_counted(nsq, width, wm, wk, bm, bk, nwm, nwk, nbm, nbk, binom):
-    """:func:`position_index` when the slice's piece counts are already known."""
-    return index_with_men(
-        nsq, width, men_rank(nsq, width, wm, bm, nbm, binom), wm | bm, wk, bk, nwm, nwk, nbm,
-        nbk, binom,
-    )  # fmt: skip
+def index_of_counted(nsq, width, board, counts, binom):
+    """:func:`position_index` of ``board`` (white men, white kings, black men, black kings)
+    when the slice's piece counts ``counts`` (in the same order) are already known."""
+    wm, wk, bm, bk = board
+    r_men = men_rank(nsq, width, wm, bm, counts[2], binom)
+    return index_with_men(nsq, width, r_men, wm | bm, (wk, bk), counts, binom)
 
 
 @njit(cache=True, inline="always")
@@ -92,19 +91,25 @@ def men_rank(nsq, width, wm, bm, nbm, binom):
 
 
 @njit(cache=True, inline="always")
-def index_parts(nsq, width, wm, wk, bm, bk, nwm, nwk, nbm, nbk, binom):
-    """The board's index :func:`index_of_counted` in its parts ``(head, r_wk, r_bk)``: the
+def index_parts(nsq, width, board, counts, binom):
+    """The index :func:`index_of_counted` of ``board`` (white men, white kings, black men,
+    black kings; ``counts`` its pieces in that order) in its parts ``(head, r_wk, r_bk)``: the
     men's part times the white kings' placements, the white kings' rank among the squares
     free of men, the black kings' among those free of men and white kings; the index is
     ``(head + r_wk) * binom[nsq - nwm - nbm - nwk, nbk] + r_bk``."""
+    wm, wk, bm, bk = board
+    nwm, nwk, nbm = counts[0], counts[1], counts[2]
     men = wm | bm
     head = men_rank(nsq, width, wm, bm, nbm, binom) * binom[nsq - nwm - nbm, nwk]
     return head, rank_among_free(wk, men, binom), rank_among_free(bk, men | wk, binom)
 
 
 @njit(cache=True, inline="always")
-def index_with_men(nsq, width, r_men, men, wk, bk, nwm, nwk, nbm, nbk, binom):
-    """:func:`index_of_counted` from the men's rank :func:`men_rank` and the men's squares."""
+def index_with_men(nsq, width, r_men, men, kings, counts, binom):
+    """:func:`index_of_counted` from the men's rank :func:`men_rank`, the men's squares and
+    the kings ``(white kings, black kings)``."""
+    wk, bk = kings
+    nwm, nwk, nbm, nbk = counts[0], counts[1], counts[2], counts[3]
     free = nsq - nwm - nbm
     r_wk = rank_among_free(wk, men, binom)
     r_bk = rank_among_free(bk, men | wk, binom)
@@ -406,9 +411,12 @@ def mirror_run_code(limit, kings, code):
 
 
 @njit(cache=True)
-def entry_index(nsq, width, limit, wm, wk, bm, bk, wsq, wn, bsq, bn, binom):
-    """Index of a white-to-move position with its runs (white's king on ``wsq`` made the
+def entry_index(nsq, width, limit, board, runs, binom):
+    """Index of a white-to-move position ``board`` (white men, white kings, black men, black
+    kings) with its runs ``runs`` = ``(wsq, wn, bsq, bn)`` (white's king on ``wsq`` made the
     last ``wn`` quiet moves, black's on ``bsq`` the last ``bn``; ``n`` 0: no run)."""
+    wm, wk, bm, bk = board
+    wsq, wn, bsq, bn = runs
     b = position_index(nsq, width, wm, wk, bm, bk, binom)
     if limit <= 0:
         return b

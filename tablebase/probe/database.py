@@ -528,8 +528,8 @@ def _entry_with_runs(p: Position) -> int:
             v.squares,
             v.per_row,
             v.king_move_limit,
-            *(np.uint64(b) for b in boards),
-            *runs,
+            tuple(np.uint64(b) for b in boards),
+            runs,
             BINOM,
         )
     )

@@ -42,7 +42,7 @@ def entry_of(rules, binom, wm, wk, bm, bk):
     where the variant counts runs (Frisian, ``rules[6]`` > 0): the runs a probe without
     them means, and the runs after any capture (a capture ends the capturer's run, and the
     side that was captured from had none)."""
-    return entry_index(rules[0], rules[5], rules[6], wm, wk, bm, bk, -1, 0, -1, 0, binom)
+    return entry_index(rules[0], rules[5], rules[6], (wm, wk, bm, bk), (-1, 0, -1, 0), binom)
 
 
 @njit(cache=True, inline="always")
@@ -125,7 +125,7 @@ def locate_one(nsq, width, limit, pos):
     wm, wk, bm, bk, code = white_to_move(nsq, wtm, wm, wk, bm, bk)
     if code < 0 or (wm | wk) == 0 or (bm | bk) == 0:
         return code, 0
-    return code, entry_index(nsq, width, limit, wm, wk, bm, bk, -1, 0, -1, 0, BINOM)
+    return code, entry_index(nsq, width, limit, (wm, wk, bm, bk), (-1, 0, -1, 0), BINOM)
 
 
 @njit(cache=True, inline="always")

@@ -84,9 +84,8 @@ def place_runs(offsets, rules, binom, board, mover, other):
     code = material_code(wm, wk, bm, bk)
     if code == UNCODED or offsets[code] < 0:
         return MISSING
-    return offsets[code] + entry_index(
-        nsq, width, limit, wm, wk, bm, bk, nsq - 1 - asq, an, nsq - 1 - csq, cn, binom
-    )
+    runs = (nsq - 1 - asq, an, nsq - 1 - csq, cn)
+    return offsets[code] + entry_index(nsq, width, limit, (wm, wk, bm, bk), runs, binom)
 
 
 @njit(cache=True, inline="always")
@@ -288,6 +287,7 @@ def predecessor_indices(nbr, rules, shape, board, codes, moff, out):
     rbm = reverse_board(bm, nsq)
     rbk = reverse_board(bk, nsq)
     nwm, nwk, nbm, nbk = counts[2], counts[3], counts[0], counts[1]  # the mirror slice's
+    mcounts = (nwm, nwk, nbm, nbk)
     cwm = run_states(limit, nwm, nwk)  # black's run states, white in the mirror
     cbm = run_states(limit, nbm, nbk)
     per = cwm * cbm
@@ -309,7 +309,7 @@ def predecessor_indices(nbr, rules, shape, board, codes, moff, out):
                 f = nbr[to, d]
                 while f >= 0 and (empty >> np.uint64(f)) & mg.ONE:
                     pwk = base | (mg.ONE << np.uint64(nsq - 1 - f))
-                    b = index_with_men(nsq, width, r_men, men, pwk, pbk, nwm, nwk, nbm, nbk, binom)
+                    b = index_with_men(nsq, width, r_men, men, (pwk, pbk), mcounts, binom)
                     if cwm == 1:
                         out[m] = moff + b * per + other
                         m += 1
@@ -342,7 +342,7 @@ def predecessor_indices(nbr, rules, shape, board, codes, moff, out):
                 f = nbr[to, d]
                 if f >= 0 and (empty >> np.uint64(f)) & mg.ONE:
                     pwm = base | (mg.ONE << np.uint64(nsq - 1 - f))
-                    b = index_of_counted(nsq, width, pwm, rbk, pbm, pbk, nwm, nwk, nbm, nbk, binom)
+                    b = index_of_counted(nsq, width, (pwm, rbk, pbm, pbk), mcounts, binom)
                     for c in range(cwm):
                         out[m] = moff + (b * cwm + c) * cbm + other
                         m += 1

@@ -195,7 +195,7 @@ def _level_range(part, upd, nbr, rules, shape, blo, bhi, level, scratch):
                 h, rw, rb = head, r_wk, r_bk
                 if mode == OWN_MIRROR:  # black's un-moves, seen on the flipped board
                     a, b, c, d = flip_board(nsq, wm, wk, bm, bk)
-                    h, rw, rb = index_parts(nsq, width, a, b, c, d, nwm, nwk, nbm, nbk, binom)
+                    h, rw, rb = index_parts(nsq, width, (a, b, c, d), counts, binom)
                 k = whole.predecessor_indices(
                     nbr, rules, shape, (a, b, c, d), (h, rw, rb), (mode != WHITE_TO_MOVE, True),
                     moff, where[m:],

@@ -472,9 +472,7 @@ def predecessor_indices(nbr, rules, shape, board, parts, who, moff, out):
                 back = (mg.ONE << np.uint64(f)) | (mg.ONE << np.uint64(to))
                 pwm = wm ^ back if white else wm
                 pbm = bm if white else bm ^ back
-                out[m] = moff + index_of_counted(
-                    nsq, width, pwm, wk, pbm, bk, nwm, nwk, nbm, nbk, binom
-                )
+                out[m] = moff + index_of_counted(nsq, width, (pwm, wk, pbm, bk), counts, binom)
                 m += 1
     return m
 
@@ -741,10 +739,7 @@ def to_file_order(part, out, flags, geometry, shape, nchunks):
                     where[j - j0] = -1
                     continue
                 wm, wk, bm, bk = flip_board(nsq, boards[0], boards[1], boards[2], boards[3])
-                i = index_of_counted(
-                    nsq, width, wm, wk, bm, bk, bcounts[0], bcounts[1], bcounts[2],
-                    bcounts[3], binom,
-                )  # fmt: skip
+                i = index_of_counted(nsq, width, (wm, wk, bm, bk), bcounts, binom)
                 where[j - j0] = i
                 prefetch(part, i)
                 prefetch(part_flags, i >> 3)

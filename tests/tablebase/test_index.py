@@ -36,7 +36,9 @@ def test_unrank_then_rank_is_identity(variant, s: Slice, r: int) -> None:
     assert not int(bm) & variant.black_promotion_row
     assert position_index(variant.squares, variant.per_row, wm, wk, bm, bk, BINOM) == idx
     # the same index in the parts the level passes hand on (index_parts)
-    head, r_wk, r_bk = index_parts(variant.squares, variant.per_row, wm, wk, bm, bk, *s, BINOM)
+    head, r_wk, r_bk = index_parts(
+        variant.squares, variant.per_row, (wm, wk, bm, bk), tuple(s), BINOM
+    )
     free = variant.squares - s.wm - s.bm
     d_wk, d_bk = int(BINOM[free, s.wk]), int(BINOM[free - s.wk, s.bk])
     assert head % d_wk == 0 and 0 <= r_wk < d_wk and 0 <= r_bk < d_bk

@@ -88,14 +88,14 @@ def test_entry_index_puts_the_runs_inside_the_board():
     b = position_index(50, 5, wm, wk, bm, bk, BINOM)
     per = 7 * 4
     entries = {
-        entry_index(50, 5, 3, wm, wk, bm, bk, ws, wn, 45, bn, BINOM)
+        entry_index(50, 5, 3, (wm, wk, bm, bk), (ws, wn, 45, bn), BINOM)
         for ws in (3, 40)
         for wn in (1, 2, 3)
         for bn in (0, 1, 2, 3)
     }
-    entries |= {entry_index(50, 5, 3, wm, wk, bm, bk, -1, 0, 45, bn, BINOM) for bn in range(4)}
+    entries |= {entry_index(50, 5, 3, (wm, wk, bm, bk), (-1, 0, 45, bn), BINOM) for bn in range(4)}
     assert entries == set(range(b * per, (b + 1) * per))
-    assert entry_index(50, 5, 0, wm, wk, bm, bk, 3, 2, 45, 1, BINOM) == b  # no limit
+    assert entry_index(50, 5, 0, (wm, wk, bm, bk), (3, 2, 45, 1), BINOM) == b  # no limit
 
 
 def test_solver_with_runs_is_consistent_with_every_move(runs3):

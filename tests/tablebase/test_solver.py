@@ -99,7 +99,7 @@ def test_predecessor_indices_are_the_engines_quiet_unmoves(variant, name, white,
     moff = 1000  # an arbitrary place of the predecessors' part
     checked = 0
     for wm, wk, bm, bk in _random_positions(variant, s, 400, seed=3):
-        head, r_wk, r_bk = index_parts(nsq, width, wm, wk, bm, bk, *counts, BINOM)
+        head, r_wk, r_bk = index_parts(nsq, width, (wm, wk, bm, bk), counts, BINOM)
         m = solve.predecessor_indices(
             variant.neighbours, variant.rules, Shape(counts, BINOM), (wm, wk, bm, bk),
             (head, r_wk, r_bk), (white, with_men), moff, out,
