@@ -228,7 +228,6 @@ class _Replayer:
         v = self.variant
         b = self.buffers
         code, ply = core.run(
-            v.neighbours,
             v.rules,
             core.Game(self.table, boards, state, history),
             core.MoveText(self.squares, self.offsets, self.captures),
@@ -244,7 +243,7 @@ class _Replayer:
     def run(self, stop: bool) -> Replay:
         boards, state, history = self._initial()
         v, b = self.variant, self.buffers
-        core.start_event(v.neighbours, v.rules, self.table, boards, state, b.moves, b.ws)
+        core.start_event(v.rules, self.table, boards, state, b.moves, b.ws)
         error = None
         ply = 0
         if not (stop and state[core.S_EVENT] != core.EV_NONE):

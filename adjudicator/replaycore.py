@@ -15,7 +15,7 @@ one after another), ``offsets`` (move ``i`` is ``squares[offsets[i]:offsets[i + 
   lost: winning takes precedence), threefold repetition (when the rules have it), the running
   count expired. The first event is kept in ``state``; with ``stop`` the loop ends there.
 
-The king-move limit (Frisian, ``rules[R_KING_LIMIT]`` > 0) is part of the state: per side
+The king-move limit (Frisian, ``rules.king_limit`` > 0) is part of the state: per side
 the 0-based square of the king that made the side's last ``n`` quiet moves in a row (``n``
 0: none), carried over each move by the engine's ``king_run_after``/``king_run_kept``.
 While a side has men, a king whose run has reached the limit has no quiet move (the
@@ -141,13 +141,13 @@ def _run_at(white):
 
 
 @njit(cache=True)
-def _generate(nbr, rules, boards, white, buf, ws, state):
+def _generate(rules, boards, white, buf, ws, state):
     """The legal moves of the side to move, without the quiet moves of a king the king-move
     limit bars (:func:`tablebase.rules.movegen.king_barred`)."""
     own_m, own_k, opp_m, opp_k = _side(boards, white)
     at = _run_at(white)
     barred = mg.king_barred(rules, own_m, own_k, state[at], state[at + 1])
-    return mg.generate_moves_barred(nbr, rules, white, own_m, own_k, opp_m, opp_k, barred, buf, ws)
+    return mg.generate_moves_barred(rules, white, own_m, own_k, opp_m, opp_k, barred, buf, ws)
 
 
 @njit(cache=True)
@@ -171,9 +171,8 @@ def position_event(boards, state, nmoves):
 
 
 @njit(cache=True)
-def _settle(nbr, rules, table, boards, state, buf, ws):
+def _settle(rules, table, boards, state, buf, ws):
     rule, limit, elapsed = settle_start(
-        nbr,
         rules,
         table,
         state[S_RULE],
@@ -191,10 +190,10 @@ def _settle(nbr, rules, table, boards, state, buf, ws):
 
 
 @njit(cache=True)
-def start_event(nbr, rules, table, boards, state, buf, ws):
+def start_event(rules, table, boards, state, buf, ws):
     """The event of the start position itself (a finished game, or a count run out)."""
-    _settle(nbr, rules, table, boards, state, buf, ws)
-    n = _generate(nbr, rules, boards, state[S_WHITE] != 0, buf, ws, state)
+    _settle(rules, table, boards, state, buf, ws)
+    n = _generate(rules, boards, state[S_WHITE] != 0, buf, ws, state)
     event = position_event(boards, state, n)
     if event == EV_NONE and state[S_ELAPSED] >= state[S_LIMIT]:
         event = EV_COUNT
@@ -204,7 +203,7 @@ def start_event(nbr, rules, table, boards, state, buf, ws):
 
 
 @njit(cache=True)
-def _play(nbr, rules, game, move, buf, ws):
+def _play(rules, game, move, buf, ws):
     """Make ``move`` = ``(from, to, captured, crowns)`` in ``game`` (a :class:`Game`) and
     advance the king runs, the count and the history; True if threefold. ``buf``/``ws``
     may be overwritten (the caller generates afresh)."""
@@ -241,7 +240,7 @@ def _play(nbr, rules, game, move, buf, ws):
     )
     state[S_RULE], state[S_LIMIT], state[S_ELAPSED] = rule, limit, elapsed
     if elapsed == 0 and rule >= 0 and table[T_ENDINGS + rule * T_ENDING_FIELDS + E_UNLESS_CAPTURE]:
-        _settle(nbr, rules, table, boards, state, buf, ws)  # only such an ending: kept cheap
+        _settle(rules, table, boards, state, buf, ws)  # only such an ending: kept cheap
     if cap != 0 or man_moved:
         state[S_NHIST] = 0
     k = state[S_NHIST]
@@ -268,7 +267,7 @@ def _play(nbr, rules, game, move, buf, ws):
 
 
 @njit(cache=True)
-def run(nbr, rules, game, text, span, stop, forced, buffers):
+def run(rules, game, text, span, stop, forced, buffers):
     """Play moves ``span`` = ``(first, last)``, ``first .. last-1``, of ``text`` (a
     :class:`MoveText`) in ``game`` (a :class:`Game`) with ``buffers`` = ``(move buffer,
     capture workspace)``; returns (code, ply index): ``DONE`` (all played), ``NEED`` (move
@@ -282,7 +281,7 @@ def run(nbr, rules, game, text, span, stop, forced, buffers):
     first, last = span
     buf, ws = buffers
     white = state[S_WHITE] != 0
-    n = _generate(nbr, rules, boards, white, buf, ws, state)
+    n = _generate(rules, boards, white, buf, ws, state)
     for i in range(first, last):
         if i == first and forced[0] != 0:
             frm, to, cap, crowns = forced[1], forced[2], forced[3], forced[4] != 0
@@ -303,8 +302,8 @@ def run(nbr, rules, game, text, span, stop, forced, buffers):
             to = np.uint64(mg.move_to(buf, hit))
             cap = mg.move_captured(buf, hit)
             crowns = mg.move_crowns(buf, hit)
-        threefold = _play(nbr, rules, game, (frm, to, cap, crowns), buf, ws)
-        n = _generate(nbr, rules, boards, state[S_WHITE] != 0, buf, ws, state)
+        threefold = _play(rules, game, (frm, to, cap, crowns), buf, ws)
+        n = _generate(rules, boards, state[S_WHITE] != 0, buf, ws, state)
         event = position_event(boards, state, n)
         if event == EV_NONE:
             if threefold:

@@ -77,7 +77,7 @@ def check_sample(
     for a in range(0, indices.shape[0], SAMPLE_CHUNK):
         idx = indices[a : a + SAMPLE_CHUNK]
         starts, places, kinds = skeleton.sample_successors(
-            offsets, variant.neighbours, variant.rules, Shape(counts, BINOM), idx, nchunks
+            offsets, variant.rules, Shape(counts, BINOM), idx, nchunks
         )
         got = read_places(db, variant, members, offsets, places)
         stored = read_places(db, variant, members, offsets, idx + off)

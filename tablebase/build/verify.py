@@ -348,7 +348,6 @@ def _check_loaded(tables, variant: Variant, s: Slice, sample, seed, threads) -> 
     indices = _sample_of(size, sample, seed)
     bad = skeleton.verify_range(
         Tables(tables.vals, tables.offsets),
-        variant.neighbours,
         variant.rules,
         Shape(_counts(s), BINOM),
         off,

@@ -360,7 +360,7 @@ def cursor_boards(nsq, width, counts, cur, changed, boards, free1, free2):
 
 # --- king runs --------------------------------------------------------------------------
 # Where a variant bars a player who still has men from more than ``limit`` quiet moves in a
-# row with one king (Frisian: 3, ``rules[R_KING_LIMIT]``), each side's current run is part
+# row with one king (Frisian: 3, ``rules.king_limit``), each side's current run is part
 # of the position and of the index. A side with men and ``k`` kings has ``1 + limit * k`` run
 # states: code 0 is no run, ``1 + limit * i + n - 1`` says that its ``i``-th king (counted
 # from the lowest square) made its last ``n`` quiet moves. Any other side has one state::

@@ -23,12 +23,12 @@ def _room(a, need):
 
 
 @njit(cache=True)
-def expand_captures(nbr, rules, wtm, wm, wk, bm, bk):
+def expand_captures(rules, wtm, wm, wk, bm, bk):
     """The positions after each legal capture of the positions given (each must capture),
     white to move (``kwm, kwk, kbm, kbk``), with ``owner`` (the position they follow), and
     ``best`` per position: 1 where a capture takes the opponent's last piece (won; its
     other captures are left out), else -1 (a capture position has a move: at least lost)."""
-    nsq = rules[0]
+    nsq = rules.nsq
     n = wm.shape[0]
     cap = max(16, 4 * n)
     kids = [np.empty(cap, dtype=np.uint64) for _ in range(4)]
@@ -40,7 +40,7 @@ def expand_captures(nbr, rules, wtm, wm, wk, bm, bk):
     count = 0
     for j in range(n):
         a, b, c, d = white_view(nsq, wtm[j], wm[j], wk[j], bm[j], bk[j])
-        m = mg.capture_successors(nbr, rules, True, a, b, c, d, succ, ws)
+        m = mg.capture_successors(rules, True, a, b, c, d, succ, ws)
         start = count
         kwm = _room(kwm, count + m)
         kwk = _room(kwk, count + m)

@@ -301,7 +301,7 @@ class Tablebase:
             return self._wdl_with_runs(p)
         c = self.cache
         pos = (p.white_to_move, p.white_men, p.white_kings, p.black_men, p.black_kings)
-        status, x = result_quick(self._wdl.table, c.arena, c.stamps, v.neighbours, v.rules, pos)
+        status, x = result_quick(self._wdl.table, c.arena, c.stamps, v.rules, pos)
         return x if status == FOUND else self._wdl_missing(p, (status, x))
 
     def _wdl_missing(self, p: Position, answer: Answer) -> int:
@@ -315,7 +315,7 @@ class Tablebase:
         pos = (wtm, *boards)
 
         def quick() -> Answer:
-            return result_quick(part.table, c.arena, c.stamps, v.neighbours, v.rules, pos)
+            return result_quick(part.table, c.arena, c.stamps, v.rules, pos)
 
         status, x = answer
         while status != FOUND:
@@ -478,7 +478,7 @@ class Tablebase:
         batch = Batch(wtm, wm, wk, bm, bk)
 
         def run() -> tuple[np.ndarray, int, int]:
-            return gather_results(part.view(), v.neighbours, v.rules, batch, out)
+            return gather_results(part.view(), v.rules, batch, out)
 
         def again(sel: np.ndarray, addr: np.ndarray) -> np.ndarray:
             return results_again(part.view(), sel, addr, out)
@@ -499,9 +499,7 @@ class Tablebase:
         captures, which are read in turn (one level of the capture tree a call; a level's
         capture positions are resolved only under a position not already won)."""
         v = self.variant
-        kwm, kwk, kbm, kbk, owner, best = expand_captures(
-            v.neighbours, v.rules, wtm, wm, wk, bm, bk
-        )
+        kwm, kwk, kbm, kbk, owner, best = expand_captures(v.rules, wtm, wm, wk, bm, bk)
         white = np.ones(kwm.shape[0], dtype=np.bool_)
         kids = self._wdl_direct(white, kwm, kwk, kbm, kbk)
         fold_results(best, owner, kids)

@@ -39,10 +39,12 @@ class Batch(NamedTuple):
 @njit(cache=True, inline="always")
 def entry_of(rules, binom, wm, wk, bm, bk):
     """Entry of a white-to-move position in its slice, with no king run on either side
-    where the variant counts runs (Frisian, ``rules[6]`` > 0): the runs a probe without
+    where the variant counts runs (Frisian, ``rules.king_limit`` > 0): the runs a probe without
     them means, and the runs after any capture (a capture ends the capturer's run, and the
     side that was captured from had none)."""
-    return entry_index(rules[0], rules[5], rules[6], (wm, wk, bm, bk), (-1, 0, -1, 0), binom)
+    return entry_index(
+        rules.nsq, rules.width, rules.king_limit, (wm, wk, bm, bk), (-1, 0, -1, 0), binom
+    )
 
 
 @njit(cache=True, inline="always")
@@ -67,7 +69,7 @@ def white_view(nsq, wtm, wm, wk, bm, bk):
 
 
 @kernel
-def locate_rows(table, nbr, rules, rows, n, loc):
+def locate_rows(table, rules, rows, n, loc):
     """Where each white-to-move position ``rows[k]`` (wm, wk, bm, bk), ``k < n``, lies in a
     ``wdl`` part whose page table is ``table`` (:mod:`tablebase.probe.pagetable`: the
     slices' byte offsets and capture flags), as a pair ``loc[k, 0], loc[k, 1]``
@@ -94,7 +96,7 @@ def locate_rows(table, nbr, rules, rows, n, loc):
         code = material_code(a, b, c, d)
         if code == UNCODED or table[code] < 0 or (c | d) == 0:
             loc[k, 0], loc[k, 1] = NOT_OPEN, code
-        elif not table[STORED + code] and mg.has_capture(nbr, rules, True, a, b, c, d):
+        elif not table[STORED + code] and mg.has_capture(rules, True, a, b, c, d):
             if (c | d) & ((c | d) - np.uint64(1)) == 0:
                 loc[k, 0], loc[k, 1] = FOUND, 1
             else:

@@ -46,7 +46,7 @@ def result_of(c):
 
 
 @njit(cache=True)
-def result_quick(table, arena, stamps, nbr, rules, pos):
+def result_quick(table, arena, stamps, rules, pos):
     """The single-probe path of the ``wdl`` part, the position ``pos`` given as Python
     integers (white to move, wm, wk, bm, bk); the index tables are the module constants, to
     keep the call short. Answers (:mod:`tablebase.probe.status`) ``(FOUND, result)``
@@ -57,9 +57,9 @@ def result_quick(table, arena, stamps, nbr, rules, pos):
     (:mod:`tablebase.probe.pagetable`)."""
     wtm, wm, wk, bm, bk = as_bitboards(pos)
     row = np.empty((1, 4), dtype=np.uint64)
-    row[0, 0], row[0, 1], row[0, 2], row[0, 3] = white_view(rules[0], wtm, wm, wk, bm, bk)
+    row[0, 0], row[0, 1], row[0, 2], row[0, 3] = white_view(rules.nsq, wtm, wm, wk, bm, bk)
     loc = np.empty((1, 2), dtype=np.int64)
-    locate_rows(table, nbr, rules, row, 1, loc)
+    locate_rows(table, rules, row, 1, loc)
     status, x = loc[0, 0], loc[0, 1]
     if status == LOCATED:
         found, c = code_at(table, arena, stamps, x, next_tick(stamps))
@@ -73,7 +73,7 @@ BLOCK = 1 << 11  # positions located together
 
 
 @njit(cache=True, parallel=True)
-def gather_results(part, nbr, rules, batch, out):
+def gather_results(part, rules, batch, out):
     """``out[i]`` (+1 / 0 / -1, or :data:`~tablebase.probe.status.MUST_CAPTURE`) of the
     positions ``i`` of a :class:`~tablebase.probe.locate.Batch`, either side to move, whose
     blocks are cached, from the ``wdl`` part seen through ``part`` (a
@@ -87,7 +87,7 @@ def gather_results(part, nbr, rules, batch, out):
     t = next_tick(stamps)
     m = wm.shape[0]
     need = np.empty(m, dtype=np.int64)
-    nsq = rules[0]
+    nsq = rules.nsq
     nblk = (m + BLOCK - 1) // BLOCK
     missed = np.zeros(nblk, dtype=np.int64)
     closed = np.zeros(nblk, dtype=np.int64)
@@ -99,7 +99,7 @@ def gather_results(part, nbr, rules, batch, out):
         for i in range(lo, hi):
             a, b, c, d = white_view(nsq, wtm[i], wm[i], wk[i], bm[i], bk[i])
             rows[i - lo, 0], rows[i - lo, 1], rows[i - lo, 2], rows[i - lo, 3] = a, b, c, d
-        locate_rows(table, nbr, rules, rows, hi - lo, loc)
+        locate_rows(table, rules, rows, hi - lo, loc)
         for i in range(lo, hi):  # the gather: nothing between the reads
             status, x = loc[i - lo, 0], loc[i - lo, 1]
             need[i] = ANSWERED

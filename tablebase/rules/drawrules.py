@@ -351,43 +351,43 @@ def count_after(table, rule, limit, elapsed, old_ending, new_ending, man_moved, 
 
 
 @njit(cache=True)
-def _replies_all_lose(nbr, rules, white, own_m, own_k, opp_m, opp_k):
+def _replies_all_lose(rules, white, own_m, own_k, opp_m, opp_k):
     """True when the side to move (``white``) has no move, or every move it has leaves the
     opponent a capture."""
     buf = mg.new_move_buffer_nb()
     ws = mg.new_workspace_nb()
-    n = mg.generate_moves(nbr, rules, white, own_m, own_k, opp_m, opp_k, buf, ws)
+    n = mg.generate_moves(rules, white, own_m, own_k, opp_m, opp_k, buf, ws)
     for i in range(n):
         a, b, c, d = mg.play_row(own_m, own_k, opp_m, opp_k, buf, i)
-        if not mg.has_capture(nbr, rules, not white, a, b, c, d):
+        if not mg.has_capture(rules, not white, a, b, c, d):
             return False
     return True
 
 
 @njit(cache=True)
-def capture_forced(nbr, rules, white, wm, wk, bm, bk, buf, ws):
+def capture_forced(rules, white, wm, wk, bm, bk, buf, ws):
     """True when a capture is forced now or on the next move of either side in the position
     (bitboards, ``white`` to move), that is when a side wins by force within three plies:
     the side to move can capture now (ply 1); or every move it has leaves the opponent a
     capture (ply 2; no move at all: it has lost); or it has a move after which the opponent
     has no capture and every reply leaves it a capture (ply 3)."""
     own_m, own_k, opp_m, opp_k = (wm, wk, bm, bk) if white else (bm, bk, wm, wk)
-    if mg.has_capture(nbr, rules, white, own_m, own_k, opp_m, opp_k):
+    if mg.has_capture(rules, white, own_m, own_k, opp_m, opp_k):
         return True
-    n = mg.generate_moves(nbr, rules, white, own_m, own_k, opp_m, opp_k, buf, ws)
+    n = mg.generate_moves(rules, white, own_m, own_k, opp_m, opp_k, buf, ws)
     all_lose = True
     for i in range(n):
         a, b, c, d = mg.play_row(own_m, own_k, opp_m, opp_k, buf, i)
-        if mg.has_capture(nbr, rules, not white, a, b, c, d):
+        if mg.has_capture(rules, not white, a, b, c, d):
             continue
         all_lose = False
-        if _replies_all_lose(nbr, rules, not white, a, b, c, d):
+        if _replies_all_lose(rules, not white, a, b, c, d):
             return True
     return all_lose
 
 
 @njit(cache=True)
-def settle_start(nbr, rules, table, rule, limit, elapsed, wm, wk, bm, bk, white, buf, ws):
+def settle_start(rules, table, rule, limit, elapsed, wm, wk, bm, bk, white, buf, ws):
     """The count as it stands in a position (bitboards, ``white`` to move) where it may have
     just started: a ``drawn_unless_capture`` ending with no ply on it gets limit 0 (drawn at
     once) unless :func:`capture_forced`; any other count is returned unchanged. ``buf``/``ws``
@@ -396,7 +396,7 @@ def settle_start(nbr, rules, table, rule, limit, elapsed, wm, wk, bm, bk, white,
         return rule, limit, elapsed
     if table[T_ENDINGS + rule * T_ENDING_FIELDS + E_UNLESS_CAPTURE] == 0:
         return rule, limit, elapsed
-    if capture_forced(nbr, rules, white, wm, wk, bm, bk, buf, ws):
+    if capture_forced(rules, white, wm, wk, bm, bk, buf, ws):
         return rule, limit, elapsed
     return rule, 0, 0
 
@@ -498,7 +498,6 @@ class Counter:
             return count
         v = pos.variant
         rule, limit, elapsed = settle_start(
-            v.neighbours,
             v.rules,
             self.table,
             count.index,

@@ -3,14 +3,16 @@
 Everything here is ``numba.njit(cache=True)`` and works side-relative: ``own_m, own_k``
 are the men and kings of the side to move, ``opp_m, opp_k`` those of its opponent, and
 ``white`` says whether the side to move is white (men move towards row 0). Bit ``i`` of a
-bitboard is PDN square ``i + 1``. ``nbr`` and ``rules`` come from :class:`Variant`.
+bitboard is PDN square ``i + 1``. ``rules`` is the variant's record
+(:class:`tablebase.rules.variants.Rules`: the neighbour table ``rules.nbr`` and the rule
+fields by name).
 
 Piece sets are moved a diagonal step at a time with shifts (``GEO_MASK``/``GEO_SHIFT``, built
 from the variant geometry), so capture detection works on whole bitboards; only the pieces
 that can capture are searched, and loops visit set bits rather than every square. Where the
-variant also captures straight (Frisian, ``rules[R_STRAIGHT]``), captures search the eight
-directions of its 8-column ``nbr`` (quiet moves stay diagonal, columns 0-3), and with
-``rules[R_VALUE]`` the capture of greatest value is kept (:func:`capture_key`).
+variant also captures straight (Frisian, ``rules.straight``), captures search the eight
+directions of its 8-column ``rules.nbr`` (quiet moves stay diagonal, columns 0-3), and with
+``rules.value`` the capture of greatest value is kept (:func:`capture_key`).
 
 Frisian's king-move limit is state outside the bitboards: :func:`generate_moves_barred`
 leaves out the quiet moves of one barred king, :func:`king_barred` says which king that is,
@@ -45,10 +47,7 @@ F_FROM, F_TO, F_CAP, F_NCAP, F_PLEN, F_CROWN, F_PATH = 0, 1, 2, 3, 4, 5, 6
 MOVE_FIELDS = F_PATH + MAX_PATH
 MAX_NODES = 1 << 15  # capture-search tree nodes per position
 
-# rules[] layout, mirrored from variants.R_*
-_NSQ, _FLYING, _MEN_BACK, _MAJORITY, _CROWNING, _WIDTH = 0, 1, 2, 3, 4, 5
-_KING_LIMIT, _STRAIGHT, _VALUE = 6, 7, 8
-# rules[_CROWNING], mirrored from variants.CROWNING: what a man reaching its promotion row
+# ``rules.crowning``, mirrored from variants.CROWNING: what a man reaching its promotion row
 # in the middle of a capture does
 CROWN_PASSES, CROWN_STOPS, CROWN_CONTINUES = 0, 1, 2
 
@@ -181,9 +180,9 @@ def king_quiet_count(rules, kings, empty):
     """Number of quiet moves of the kings on ``kings`` onto squares of ``empty``: one step
     each way, or every square up to the first piece in its way for flying kings (counted
     per ray with a bit scan and a popcount)."""
-    width = rules[_WIDTH]
+    width = rules.width
     n = 0
-    if rules[_FLYING] == 0:
+    if not rules.flying:
         for d in range(4):
             n += popcount(_step(kings, width, d) & empty)
         return n
@@ -197,11 +196,11 @@ def king_quiet_count(rules, kings, empty):
 @kernel
 def promotion_row(rules, white):
     """Bitboard of the row where men of the given colour are crowned."""
-    width = rules[_WIDTH]
+    width = rules.width
     row = (ONE << np.uint64(width)) - ONE
     if white:
         return row
-    return row << np.uint64(rules[_NSQ] - width)
+    return row << np.uint64(rules.nsq - width)
 
 
 @njit(cache=True, inline="always")
@@ -230,23 +229,23 @@ def _king_can_capture(nbr, sq, flying, opp, empty, ndir, width):
 
 
 @kernel
-def has_capture(nbr, rules, white, own_m, own_k, opp_m, opp_k):
+def has_capture(rules, white, own_m, own_k, opp_m, opp_k):
     """True if the side to move has a capture (and so must capture)."""
-    nsq = rules[_NSQ]
-    width = rules[_WIDTH]
+    nsq = rules.nsq
+    width = rules.width
     full = (ONE << np.uint64(nsq)) - ONE
     opp = opp_m | opp_k
     occupied = own_m | own_k | opp
     empty = full & ~occupied
-    men_back = rules[_MEN_BACK] != 0
+    men_back = rules.men_back
     for d in range(4):
         # a man (or a short king) next to an opponent piece with an empty square behind it
         movers = own_m if (men_back or _forward(d, white)) else ZERO
-        if rules[_FLYING] == 0:
+        if not rules.flying:
             movers |= own_k
         if _step(_step(movers, width, d) & opp, width, d) & empty:
             return True
-    if own_k and rules[_FLYING] != 0:
+    if own_k and rules.flying:
         kings = own_k
         while kings:  # the first piece in each of a king's ways, found by a ray's bit scan
             sq = _lowest(kings)
@@ -255,7 +254,7 @@ def has_capture(nbr, rules, white, own_m, own_k, opp_m, opp_k):
                 t = _first_on_ray(width, sq, d, occupied)
                 if t >= 0 and (opp & bit(t)) and (_step(bit(t), width, d) & empty):
                     return True
-    if rules[_STRAIGHT] != 0:
+    if rules.straight:
         return _has_straight_capture(rules, own_m, own_k, opp, occupied, empty)
     return False
 
@@ -263,8 +262,8 @@ def has_capture(nbr, rules, white, own_m, own_k, opp_m, opp_k):
 @kernel
 def _has_straight_capture(rules, own_m, own_k, opp, occupied, empty):
     """True if a piece can capture straight along a row or column (men in all four ways)."""
-    width = rules[_WIDTH]
-    flying = rules[_FLYING] != 0
+    width = rules.width
+    flying = rules.flying
     short = own_m if flying else own_m | own_k
     for d in range(4, 8):
         if _step_straight(_step_straight(short, width, d) & opp, width, d) & empty:
@@ -284,11 +283,12 @@ def _has_straight_capture(rules, own_m, own_k, opp, occupied, empty):
 
 
 @kernel
-def _capturers(nbr, rules, white, own_m, own_k, opp, empty):
+def _capturers(rules, white, own_m, own_k, opp, empty):
     """Bitboard of the pieces of the side to move that can capture."""
-    width = rules[_WIDTH]
-    men_back = rules[_MEN_BACK] != 0
-    flying = rules[_FLYING] != 0
+    nbr = rules.nbr
+    width = rules.width
+    men_back = rules.men_back
+    flying = rules.flying
     short = own_m if flying else own_m | own_k
     found = ZERO
     for d in range(4):
@@ -297,7 +297,7 @@ def _capturers(nbr, rules, white, own_m, own_k, opp, empty):
         if landing:
             back = 3 - d  # the opposite direction
             found |= _step(_step(landing, width, back), width, back)
-    straight = rules[_STRAIGHT] != 0
+    straight = rules.straight
     if straight:  # men capture straight in all four ways
         for d in range(4, 8):
             landing = _step_straight(_step_straight(short, width, d) & opp, width, d) & empty
@@ -310,7 +310,7 @@ def _capturers(nbr, rules, white, own_m, own_k, opp, empty):
         while kings:
             sq = _lowest(kings)
             kings ^= bit(sq)
-            if _king_can_capture(nbr, sq, True, opp, empty, ndir, rules[_WIDTH]):
+            if _king_can_capture(nbr, sq, True, opp, empty, ndir, rules.width):
                 found |= bit(sq)
     return found
 
@@ -335,14 +335,14 @@ def _short_capturers(width, white, men_back, own_m, own_k, opp, empty):
 def capture_key(rules, is_king, count, kings_taken):
     """The order of captures under the majority rule: the largest key must be played.
 
-    Without ``rules[R_VALUE]`` the key is the number of pieces taken. With it (Frisian) it is
+    Without ``rules.value`` the key is the number of pieces taken. With it (Frisian) it is
     the capture's value, doubled, plus one for a capture made with a king, which takes
     precedence at equal value. The value of taking ``m`` men and ``k`` kings is
     ``(m + 2k) * 64 - k``: a king is worth just under two men, so ``n`` kings are worth more
     than ``2n - 1`` men and less than ``2n`` (exact while fewer than 64 kings are taken; the
     reading and its sources are in docs/RULES-VARIANTS.md). This is the value's one home.
     """
-    if rules[_VALUE] == 0:
+    if not rules.value:
         return count
     men = count - kings_taken
     value = (men + 2 * kings_taken) * 64 - kings_taken
@@ -388,26 +388,27 @@ def _emit(moves, n, frm, to, cap, ncap, crowns, ws, node):
 
 
 @kernel
-def _captures_from(nbr, rules, white, frm, is_king, opp, opp_k, occupied, moves, n, ws, best):
+def _captures_from(rules, white, frm, is_king, opp, opp_k, occupied, moves, n, ws, best):
     """Search of every capture sequence of the piece on ``frm`` (breadth first).
 
     ``occupied`` excludes the moving piece (its start square is empty during the move);
     captured pieces stay in ``occupied`` so they block until the move ends. A man landing on
     its promotion row mid-capture passes it (International), stops there crowned (English)
-    or is crowned and searches on as a king (Russian), as ``rules[_CROWNING]`` says. Returns
+    or is crowned and searches on as a king (Russian), as ``rules.crowning`` says. Returns
     the new move count and the largest :func:`capture_key` so far (``opp_k``, the
     opponent's kings, prices a Frisian capture).
     """
-    nsq = rules[_NSQ]
-    width = rules[_WIDTH]
+    nbr = rules.nbr
+    nsq = rules.nsq
+    width = rules.width
     full = (ONE << np.uint64(nsq)) - ONE
-    flying = rules[_FLYING] != 0
-    men_back = rules[_MEN_BACK] != 0
-    crowning = rules[_CROWNING]
-    majority = rules[_MAJORITY] != 0
+    flying = rules.flying
+    men_back = rules.men_back
+    crowning = rules.crowning
+    majority = rules.majority
     promo = promotion_row(rules, white)
     empty = full & ~occupied
-    ndir = 8 if rules[_STRAIGHT] != 0 else 4
+    ndir = 8 if rules.straight else 4
     # node table, one row per node: square, captured, count, parent + 1, is king (bit 0)
     # and the direction the node was reached in, plus one (bits 1-4; 0 at the root)
     ws[0, 0] = np.uint64(frm)
@@ -495,7 +496,7 @@ def _captures_from(nbr, rules, white, frm, is_king, opp, opp_k, occupied, moves,
 
 
 @kernel
-def generate_moves(nbr, rules, white, own_m, own_k, opp_m, opp_k, moves, ws):
+def generate_moves(rules, white, own_m, own_k, opp_m, opp_k, moves, ws):
     """Fill ``moves`` with every legal move of the side to move; returns the count.
 
     Captures are compulsory; with the majority rule only the sequences taking the most
@@ -503,11 +504,11 @@ def generate_moves(nbr, rules, white, own_m, own_k, opp_m, opp_k, moves, ws):
     kings step (or fly) any diagonal way. Frisian's king-move limit is not applied here (it
     needs the king runs): use :func:`generate_moves_barred`.
     """
-    return _generate(nbr, rules, white, own_m, own_k, opp_m, opp_k, ZERO, moves, ws)
+    return _generate(rules, white, own_m, own_k, opp_m, opp_k, ZERO, moves, ws)
 
 
 @kernel
-def capture_successors(nbr, rules, white, own_m, own_k, opp_m, opp_k, out, ws):
+def capture_successors(rules, white, own_m, own_k, opp_m, opp_k, out, ws):
     """The distinct positions after the legal captures of the side to move, for callers that
     need the results and not the moves (the tablebase's solver): row ``i`` of ``out``
     (``uint64[MAX_MOVES, 4]``) gets ``(own_m, own_k, opp_m, opp_k)`` with the *new* side to
@@ -518,17 +519,18 @@ def capture_successors(nbr, rules, white, own_m, own_k, opp_m, opp_k, out, ws):
     depth first without paths or the move buffer, each result once. ``ws`` is a capture
     workspace (:func:`new_workspace`), used as the search stack.
     """
-    nsq = rules[_NSQ]
-    width = rules[_WIDTH]
+    nbr = rules.nbr
+    nsq = rules.nsq
+    width = rules.width
     full = (ONE << np.uint64(nsq)) - ONE
     opp = opp_m | opp_k
     own = own_m | own_k
     empty0 = full & ~(own | opp)
-    flying = rules[_FLYING] != 0
-    men_back = rules[_MEN_BACK] != 0
-    crowning = rules[_CROWNING]
-    majority = rules[_MAJORITY] != 0
-    if not flying and not majority and rules[_STRAIGHT] == 0 and crowning == CROWN_STOPS:
+    flying = rules.flying
+    men_back = rules.men_back
+    crowning = rules.crowning
+    majority = rules.majority
+    if not flying and not majority and not rules.straight and crowning == CROWN_STOPS:
         capturers = _short_capturers(width, white, men_back, own_m, own_k, opp, empty0)
         if capturers == ZERO:
             return 0
@@ -536,11 +538,11 @@ def capture_successors(nbr, rules, white, own_m, own_k, opp_m, opp_k, out, ws):
             nbr, white, men_back, own_m, own_k, opp_m, opp_k, out, ws, capturers, empty0,
             promotion_row(rules, white),
         )  # fmt: skip
-    capturers = _capturers(nbr, rules, white, own_m, own_k, opp, empty0)
+    capturers = _capturers(rules, white, own_m, own_k, opp, empty0)
     if capturers == ZERO:
         return 0
     promo = promotion_row(rules, white)
-    ndir = 8 if rules[_STRAIGHT] != 0 else 4
+    ndir = 8 if rules.straight else 4
     n = 0
     best = 0
     while capturers:
@@ -740,17 +742,18 @@ def new_successor_buffer() -> np.ndarray:
 
 
 @kernel
-def generate_moves_barred(nbr, rules, white, own_m, own_k, opp_m, opp_k, barred, moves, ws):
+def generate_moves_barred(rules, white, own_m, own_k, opp_m, opp_k, barred, moves, ws):
     """:func:`generate_moves` where the king on bitboard ``barred`` (0: none) makes no quiet
     move: under Frisian's king-move limit, the king that has made its side's last
-    ``rules[R_KING_LIMIT]`` quiet moves (:func:`king_barred`). Its captures stay."""
-    return _generate(nbr, rules, white, own_m, own_k, opp_m, opp_k, barred, moves, ws)
+    ``rules.king_limit`` quiet moves (:func:`king_barred`). Its captures stay."""
+    return _generate(rules, white, own_m, own_k, opp_m, opp_k, barred, moves, ws)
 
 
 @njit(cache=True, inline="always")
-def _generate(nbr, rules, white, own_m, own_k, opp_m, opp_k, barred, moves, ws):
+def _generate(rules, white, own_m, own_k, opp_m, opp_k, barred, moves, ws):
     # inlined into both faces: a call here costs International perft about 15 %
-    nsq = rules[_NSQ]
+    nbr = rules.nbr
+    nsq = rules.nsq
     full = (ONE << np.uint64(nsq)) - ONE
     opp = opp_m | opp_k
     own = own_m | own_k
@@ -758,14 +761,13 @@ def _generate(nbr, rules, white, own_m, own_k, opp_m, opp_k, barred, moves, ws):
     empty = full & ~occupied
     n = 0
     best = 0
-    capturers = _capturers(nbr, rules, white, own_m, own_k, opp, empty)
+    capturers = _capturers(rules, white, own_m, own_k, opp, empty)
     if capturers:
         while capturers:
             sq = _lowest(capturers)
             b = bit(sq)
             capturers ^= b
             n, best = _captures_from(
-                nbr,
                 rules,
                 white,
                 sq,
@@ -779,7 +781,7 @@ def _generate(nbr, rules, white, own_m, own_k, opp_m, opp_k, barred, moves, ws):
                 best,
             )
         return n
-    flying = rules[_FLYING] != 0
+    flying = rules.flying
     promo = promotion_row(rules, white)
     rest = own & ~barred
     while rest:
@@ -813,14 +815,14 @@ def _generate(nbr, rules, white, own_m, own_k, opp_m, opp_k, barred, moves, ws):
 # A side's run is (square, n): the king on 0-based ``square`` made the side's last ``n``
 # quiet moves; (-1, 0) is no run. Only a side with men has runs (the limit does not bind a
 # side of kings only, and men never come back), so every helper answers (-1, 0) for a side
-# without men; without a limit (``rules[R_KING_LIMIT]`` 0) every run is (-1, 0).
+# without men; without a limit (``rules.king_limit`` 0) every run is (-1, 0).
 
 
 @kernel
 def king_barred(rules, own_m, own_k, sq, n):
     """Bitboard of the king that may not make a quiet move (0 if none): the side has men, the
     variant has a limit and the king on ``sq`` made the side's last ``limit`` quiet moves."""
-    limit = rules[_KING_LIMIT]
+    limit = rules.king_limit
     if limit <= 0 or n < limit or sq < 0 or own_m == ZERO:
         return ZERO
     return own_k & (ONE << np.uint64(sq))
@@ -832,7 +834,7 @@ def king_run_after(rules, own_m, own_k, sq, n, frm, to, is_capture):
     ``own_m``/``own_k`` before the move): a quiet move of the king that made the run goes on
     with it, a quiet move of another king starts a run of one, a man's move or a capture
     ends it."""
-    if rules[_KING_LIMIT] <= 0 or own_m == ZERO or is_capture:
+    if rules.king_limit <= 0 or own_m == ZERO or is_capture:
         return -1, 0
     if not (own_k >> np.uint64(frm)) & ONE:
         return -1, 0
@@ -845,7 +847,7 @@ def king_run_after(rules, own_m, own_k, sq, n, frm, to, is_capture):
 def king_run_kept(rules, own_m, own_k, sq, n):
     """A side's run after its opponent's move (the side's boards after it): kept, unless the
     opponent captured that king or the side's last man."""
-    if rules[_KING_LIMIT] <= 0 or n <= 0 or sq < 0 or own_m == ZERO:
+    if rules.king_limit <= 0 or n <= 0 or sq < 0 or own_m == ZERO:
         return -1, 0
     if not (own_k >> np.uint64(sq)) & ONE:
         return -1, 0
@@ -961,7 +963,7 @@ def find_move(moves, n, frm, to, capture):
 
 
 @kernel
-def quiet_unmoves(nbr, rules, white, own_m, own_k, opp_m, opp_k, out, legal_only):
+def quiet_unmoves(rules, white, own_m, own_k, opp_m, opp_k, out, legal_only):
     """Every position that reaches this one by one quiet (non-capture) move.
 
     The side to move here is ``white``; the previous mover is its opponent. Each
@@ -970,11 +972,12 @@ def quiet_unmoves(nbr, rules, white, own_m, own_k, opp_m, opp_k, out, legal_only
     on the opponent's promotion row may have been a man one step back. With ``legal_only``
     predecessors where the mover had a capture (so a quiet move was illegal) are dropped.
     """
-    nsq = rules[_NSQ]
+    nbr = rules.nbr
+    nsq = rules.nsq
     full = (ONE << np.uint64(nsq)) - ONE
     occupied = own_m | own_k | opp_m | opp_k
     empty = full & ~occupied
-    flying = rules[_FLYING] != 0
+    flying = rules.flying
     mover_white = not white
     promo = promotion_row(rules, mover_white)
     k = 0
@@ -991,9 +994,7 @@ def quiet_unmoves(nbr, rules, white, own_m, own_k, opp_m, opp_k, out, legal_only
                 fb = bit(f)
                 if is_king:
                     pm, pk = opp_m, (opp_k & ~tb) | fb
-                    if not legal_only or not has_capture(
-                        nbr, rules, mover_white, pm, pk, own_m, own_k
-                    ):
+                    if not legal_only or not has_capture(rules, mover_white, pm, pk, own_m, own_k):
                         if k >= out.shape[0]:
                             raise RuntimeError("unmove buffer overflow")
                         out[k, 0] = pm
@@ -1007,7 +1008,7 @@ def quiet_unmoves(nbr, rules, white, own_m, own_k, opp_m, opp_k, out, legal_only
                     if back and (promo & tb) and f == nbr[to, d]:
                         pm, pk = opp_m | fb, opp_k & ~tb
                         if not legal_only or not has_capture(
-                            nbr, rules, mover_white, pm, pk, own_m, own_k
+                            rules, mover_white, pm, pk, own_m, own_k
                         ):
                             if k >= out.shape[0]:
                                 raise RuntimeError("unmove buffer overflow")
@@ -1025,7 +1026,7 @@ def quiet_unmoves(nbr, rules, white, own_m, own_k, opp_m, opp_k, out, legal_only
                     if back:
                         pm, pk = (opp_m & ~tb) | fb, opp_k
                         if not legal_only or not has_capture(
-                            nbr, rules, mover_white, pm, pk, own_m, own_k
+                            rules, mover_white, pm, pk, own_m, own_k
                         ):
                             if k >= out.shape[0]:
                                 raise RuntimeError("unmove buffer overflow")
@@ -1043,24 +1044,24 @@ def quiet_unmoves(nbr, rules, white, own_m, own_k, opp_m, opp_k, out, legal_only
 
 
 @kernel
-def perft(nbr, rules, white, own_m, own_k, opp_m, opp_k, depth, stack, ws):
+def perft(rules, white, own_m, own_k, opp_m, opp_k, depth, stack, ws):
     """Number of leaf nodes of the legal-move tree ``depth`` plies deep (bulk-counted)."""
     if depth == 0:
         return 1
     moves = stack[depth - 1]
-    n = generate_moves(nbr, rules, white, own_m, own_k, opp_m, opp_k, moves, ws)
+    n = generate_moves(rules, white, own_m, own_k, opp_m, opp_k, moves, ws)
     if depth == 1:
         return n
     total = 0
     for i in range(n):
         a, b, c, e = play_row(own_m, own_k, opp_m, opp_k, moves, i)
-        total += perft(nbr, rules, not white, a, b, c, e, depth - 1, stack, ws)
+        total += perft(rules, not white, a, b, c, e, depth - 1, stack, ws)
     return total
 
 
 @kernel
 def perft_runs(
-    nbr, rules, white, own_m, own_k, opp_m, opp_k, own_sq, own_n, opp_sq, opp_n, depth, stack, ws
+    rules, white, own_m, own_k, opp_m, opp_k, own_sq, own_n, opp_sq, opp_n, depth, stack, ws
 ):
     """:func:`perft` under a king-move limit: each side's run (0-based square, n; -1, 0 for
     none) bars its king's quiet moves and is carried over every move."""
@@ -1068,7 +1069,7 @@ def perft_runs(
         return 1
     moves = stack[depth - 1]
     barred = king_barred(rules, own_m, own_k, own_sq, own_n)
-    n = generate_moves_barred(nbr, rules, white, own_m, own_k, opp_m, opp_k, barred, moves, ws)
+    n = generate_moves_barred(rules, white, own_m, own_k, opp_m, opp_k, barred, moves, ws)
     if depth == 1:
         return n
     total = 0
@@ -1085,7 +1086,7 @@ def perft_runs(
             moves[i, F_NCAP] != ZERO,
         )
         osq, ok = king_run_kept(rules, a, b, opp_sq, opp_n)
-        total += perft_runs(nbr, rules, not white, a, b, c, e, osq, ok, sq, k, depth - 1, stack, ws)
+        total += perft_runs(rules, not white, a, b, c, e, osq, ok, sq, k, depth - 1, stack, ws)
     return total
 
 

@@ -75,7 +75,6 @@ class MoveList:
         barred = mg.king_barred(v.rules, own_m, own_k, own_sq, own_n)
         self.count = int(
             mg.generate_moves_barred(
-                v.neighbours,
                 v.rules,
                 pos.white_to_move,
                 own_m,
@@ -150,9 +149,7 @@ def has_capture(pos: Position) -> bool:
     """True if the side to move must capture."""
     v = pos.variant
     own_m, own_k, opp_m, opp_k = pos.side_boards
-    return bool(
-        mg.has_capture(v.neighbours, v.rules, pos.white_to_move, own_m, own_k, opp_m, opp_k)
-    )
+    return bool(mg.has_capture(v.rules, pos.white_to_move, own_m, own_k, opp_m, opp_k))
 
 
 def play(pos: Position, move: Move) -> Position:
@@ -205,9 +202,7 @@ def quiet_unmoves(pos: Position, legal_only: bool = True) -> list[tuple[Position
     out = _local.unmoves
     v = pos.variant
     own_m, own_k, opp_m, opp_k = pos.side_boards
-    n = mg.quiet_unmoves(
-        v.neighbours, v.rules, pos.white_to_move, own_m, own_k, opp_m, opp_k, out, legal_only
-    )
+    n = mg.quiet_unmoves(v.rules, pos.white_to_move, own_m, own_k, opp_m, opp_k, out, legal_only)
     result = []
     for i in range(n):
         r = out[i]
@@ -228,7 +223,6 @@ def perft(pos: Position, depth: int) -> int:
         (own_sq, own_n), (opp_sq, opp_n) = pos.side_runs
         return int(
             mg.perft_runs(
-                v.neighbours,
                 v.rules,
                 pos.white_to_move,
                 own_m,
@@ -244,8 +238,4 @@ def perft(pos: Position, depth: int) -> int:
                 ws,
             )
         )
-    return int(
-        mg.perft(
-            v.neighbours, v.rules, pos.white_to_move, own_m, own_k, opp_m, opp_k, depth, stack, ws
-        )
-    )
+    return int(mg.perft(v.rules, pos.white_to_move, own_m, own_k, opp_m, opp_k, depth, stack, ws))

@@ -1,13 +1,13 @@
 """Rule sets as data: board geometry and the capture/crowning rules of each variant.
 
 A :class:`Variant` names everything the rules engine needs to know about a rule set; its
-:attr:`Variant.neighbours` and :attr:`Variant.rules` are the numpy arrays the compiled move
-generator works on. A new variant is a few lines in :data:`VARIANTS`: Brazilian is the
-International rules on the 8x8 board, Russian differs from it in two fields (free choice
-among captures, a man crowned mid-capture going on as a king), Frisian in three (captures
-also straight along rows and columns, the capture of greatest value, at most three quiet
-moves in a row with one king). The rules each one follows and their sources are in
-``docs/RULES-VARIANTS.md``.
+:attr:`Variant.rules` is the :class:`Rules` record compiled code works on (the neighbour
+table and the rule fields by name). A new variant is a few lines in :data:`VARIANTS`:
+Brazilian is the International rules on the 8x8 board, Russian differs from it in two
+fields (free choice among captures, a man crowned mid-capture going on as a king), Frisian
+in three (captures also straight along rows and columns, the capture of greatest value, at
+most three quiet moves in a row with one king). The rules each one follows and their
+sources are in ``docs/RULES-VARIANTS.md``.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import NamedTuple
 
 import numpy as np
 
@@ -36,16 +37,8 @@ from tablebase.rules.drawrules import (
 UP_LEFT, UP_RIGHT, DOWN_LEFT, DOWN_RIGHT = 0, 1, 2, 3
 UP, LEFT, RIGHT, DOWN = 4, 5, 6, 7
 
-# Indices into the int64 ``rules`` array handed to compiled code.
-R_NSQ, R_FLYING, R_MEN_BACK, R_MAJORITY, R_CROWNING, R_WIDTH = range(6)
-# R_KING_LIMIT: most quiet moves in a row with one king for a side with men (0: no limit);
-# R_STRAIGHT: 1 when men and kings also capture straight (directions 4-7);
-# R_VALUE: 1 when the capture of greatest value is compulsory (a king worth less than two
-# men and more than one, see ``movegen.capture_key``) and at equal value a king's capture
-# takes precedence; ``R_MAJORITY`` is then 1 too.
-R_KING_LIMIT, R_STRAIGHT, R_VALUE = 6, 7, 8
-
-# What a man reaching its promotion row in the middle of a capture does (``rules[R_CROWNING]``):
+# What a man reaching its promotion row in the middle of a capture does (``Rules.crowning``,
+# the index in this tuple):
 # "passes" - stays a man and goes on capturing; crowned only if the move ends there
 #            (International, Brazilian);
 # "stops" - is crowned and the move ends (English);
@@ -53,6 +46,28 @@ R_KING_LIMIT, R_STRAIGHT, R_VALUE = 6, 7, 8
 CROWNING = ("passes", "stops", "continues")
 
 FILES = "abcdefghijklmnop"  # file letters of alphanumeric square names, left to right
+
+
+class Rules(NamedTuple):
+    """A variant's rules as compiled code reads them: one record built once per variant
+    (:attr:`Variant.rules`), passed to every compiled function of the rules engine, the
+    solver and the prober, its fields read by name (numba types it as a named tuple: the
+    scalars are constants of the record, the array is borrowed by ``_nrt=False`` kernels)."""
+
+    nbr: np.ndarray  # int64[squares, 4] (8 with straight captures), see Variant.neighbours
+    nsq: int  # playable squares
+    width: int  # squares per row
+    flying: bool  # kings move and capture any distance
+    men_back: bool  # men capture backwards
+    majority: bool  # the capture taking the most pieces (``value``: of most value) is due
+    crowning: int  # index in CROWNING: a man reaching its promotion row mid-capture
+    # most quiet moves in a row with one king for a side with men (0: no limit; Frisian 3)
+    king_limit: int
+    straight: bool  # men and kings also capture straight (directions 4-7; Frisian)
+    # the capture of greatest value is compulsory (a king worth less than two men and more
+    # than one, see ``movegen.capture_key``) and at equal value a king's capture takes
+    # precedence; ``majority`` is then true too
+    value: bool
 
 
 @dataclass(frozen=True)
@@ -75,7 +90,7 @@ class Variant:
     # squares in move text and FEN as written by default: "numeric" (PDN numbers) or
     # "alphanumeric" (a1-h8, a1 dark, white at the bottom); both are always read
     notation: str = "numeric"
-    # Frisian rules (see the R_* constants): most quiet moves in a row with one king while
+    # Frisian rules (see :class:`Rules`): most quiet moves in a row with one king while
     # the side has men (0: no limit), straight captures, capture of greatest value
     king_move_limit: int = 0
     straight_captures: bool = False
@@ -137,21 +152,19 @@ class Variant:
         return board.neighbours(self.size, self.straight_captures)
 
     @cached_property
-    def rules(self) -> np.ndarray:
-        """int64 array of rule flags for compiled code (see the ``R_*`` constants)."""
-        return np.array(
-            [
-                self.squares,
-                int(self.flying_kings),
-                int(self.men_capture_backwards),
-                int(self.majority_capture),
-                CROWNING.index(self.mid_capture_crowning),
-                self.per_row,
-                self.king_move_limit,
-                int(self.straight_captures),
-                int(self.value_majority),
-            ],
-            dtype=np.int64,
+    def rules(self) -> Rules:
+        """The record of this variant's rules for compiled code (:class:`Rules`)."""
+        return Rules(
+            nbr=self.neighbours,
+            nsq=self.squares,
+            width=self.per_row,
+            flying=self.flying_kings,
+            men_back=self.men_capture_backwards,
+            majority=self.majority_capture,
+            crowning=CROWNING.index(self.mid_capture_crowning),
+            king_limit=self.king_move_limit,
+            straight=self.straight_captures,
+            value=self.value_majority,
         )
 
     @property

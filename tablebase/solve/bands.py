@@ -374,7 +374,7 @@ def _solve_band(variant, pair, p, band, vals, offsets, solved, out, threads, vb)
     n = threads()
     top, nreads, visits = men.solve_group(
         PairWords(state, 0, offb, vb, none, none, slots), Tables(vals, offsets),
-        variant.neighbours, variant.rules, Shape(counts, BINOM), kk, own, n, scratch,
+        variant.rules, Shape(counts, BINOM), kk, own, n, scratch,
     )  # fmt: skip
     if top >= OVERFLOW:
         return None

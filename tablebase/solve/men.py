@@ -307,7 +307,7 @@ def quiet_man_steps(nsq, width, nbr, wm, bm, white, steps):
 
 
 @njit(cache=True)
-def _men_steps(local, poff, pair, goff, nbr, rules, shape, config, white):
+def _men_steps(local, poff, pair, goff, rules, shape, config, white):
     """Every quiet step of ``white``'s men (black's if false) in the configuration
     ``config`` (its men ``wm``, ``bm``, its entry ``j``'s kings ``wks[j]``, ``bks[j]``),
     whose part's words start at ``poff`` in ``local``: the step made an exit of the
@@ -316,11 +316,12 @@ def _men_steps(local, poff, pair, goff, nbr, rules, shape, config, white):
     in the more advanced configuration the step leads to. For each step the entries are
     taken in order, and so are the entries it leads to (mostly: the kings' ranks among the
     free squares move by one at most); returns the values read."""
+    nbr = rules.nbr
     wm, bm, wks, bks = config
     state, gvb, slots = pair.state, pair.vb, pair.slots
     counts, binom = shape
-    nsq = rules[0]
-    width = rules[5]
+    nsq = rules.nsq
+    width = rules.width
     kk = wks.shape[0]
     nwk, nbm, nbk = counts[1], counts[2], counts[3]
     free = nsq - counts[0] - nbm
@@ -377,7 +378,7 @@ def _update_local(local, where, m, level, nxt, nn):
 
 
 @njit(cache=True)
-def _solve_config(pair, tables, nbr, rules, shape, kk, r_men, sc):
+def _solve_config(pair, tables, rules, shape, kk, r_men, sc):
     """Men configuration ``r_men`` (of ``kk`` king placements) of ``pair`` (a
     :class:`~tablebase.solve.records.PairWords`), the configurations it reaches solved,
     reading the solved ``tables``; returns (largest value, :data:`OVERFLOW` if one does not
@@ -385,8 +386,8 @@ def _solve_config(pair, tables, nbr, rules, shape, kk, r_men, sc):
     local, lfw, lfb, ev, cnt, todo, nxt, where, wks, bks, init_sc = sc
     state, offw, offb, vb, flags_w, flags_b, slots = pair
     counts, binom = shape
-    nsq = rules[0]
-    width = rules[5]
+    nsq = rules.nsq
+    width = rules.width
     lo = r_men * kk
     at = slots[r_men] * kk  # where its words lie in each part
     d_bk = binom[nsq - counts[0] - counts[1] - counts[2], counts[3]]
@@ -405,7 +406,7 @@ def _solve_config(pair, tables, nbr, rules, shape, kk, r_men, sc):
         for part_b in (False, True):
             init_range(
                 Words(local, kk - lo if part_b else -lo, LOCAL_VB, lfb if part_b else lfw, foff),
-                tables, nbr, rules, shape, Entries(lo, lo + kk, part_b, wks[:0], bks[:0], wm, bm),
+                tables, rules, shape, Entries(lo, lo + kk, part_b, wks[:0], bks[:0], wm, bm),
                 init_sc,
             )  # fmt: skip
         for p in range(n2):
@@ -421,21 +422,21 @@ def _solve_config(pair, tables, nbr, rules, shape, kk, r_men, sc):
         bks[j] = boards[3]
     # 1. pass 1 over both parts, every quiet move counted inside (as for the whole pair)
     t, r1 = init_range(
-        Words(local, -lo, LOCAL_VB, lfw, foff), tables, nbr, rules, shape,
+        Words(local, -lo, LOCAL_VB, lfw, foff), tables, rules, shape,
         Entries(lo, lo + kk, False, wks, bks, wm, bm), init_sc,
     )  # fmt: skip
     if t == OVERFLOW:
         return OVERFLOW, 0, 0
     t, r2 = init_range(
-        Words(local, kk - lo, LOCAL_VB, lfb, foff), tables, nbr, rules, shape,
+        Words(local, kk - lo, LOCAL_VB, lfb, foff), tables, rules, shape,
         Entries(lo, lo + kk, True, wks, bks, wm, bm), init_sc,
     )  # fmt: skip
     if t == OVERFLOW:
         return OVERFLOW, 0, 0
     # the men's steps: from counted moves to exits, read from the configurations they reach
     config = (wm, bm, wks, bks)
-    r3 = _men_steps(local, 0, pair, offb, nbr, rules, shape, config, True)
-    r3 += _men_steps(local, kk, pair, offw, nbr, rules, shape, config, False)
+    r3 = _men_steps(local, 0, pair, offb, rules, shape, config, True)
+    r3 += _men_steps(local, kk, pair, offw, rules, shape, config, False)
     # 2. levels: the words with work of their own at a level, in buckets by level (an
     # exit's event tagged with a 1 bit), then the positions set at the level before
     maxlev = 0
@@ -494,7 +495,7 @@ def _solve_config(pair, tables, nbr, rules, shape, kk, r_men, sc):
             moff = -lo if part_b else kk - lo
             r_wk = j // d_bk
             k = predecessor_indices(
-                nbr, rules, shape, (wm, wks[j], bm, bks[j]), (head, r_wk, j - r_wk * d_bk),
+                rules, shape, (wm, wks[j], bm, bks[j]), (head, r_wk, j - r_wk * d_bk),
                 (part_b, False), moff, where[nq:],
             )  # fmt: skip
             visits += k
@@ -537,7 +538,7 @@ def _next_config(taken):
 
 
 @njit(cache=True, parallel=True)
-def solve_group(pair, tables, nbr, rules, shape, kk, configs, threads, scratch):
+def solve_group(pair, tables, rules, shape, kk, configs, threads, scratch):
     """The men configurations ``configs`` (of ``kk`` king placements each, of equal
     advancement, the more advanced ones
     solved) of ``pair`` (a :class:`~tablebase.solve.records.PairWords`), reading the solved
@@ -559,7 +560,7 @@ def solve_group(pair, tables, nbr, rules, shape, kk, configs, threads, scratch):
             i = _next_config(taken)
             if i >= n:
                 break
-            t, r, v = _solve_config(pair, tables, nbr, rules, shape, kk, configs[i], sc)
+            t, r, v = _solve_config(pair, tables, rules, shape, kk, configs[i], sc)
             if t == OVERFLOW:
                 out[c, 0] = OVERFLOW
                 taken[0] = n  # the others stop after their configuration
@@ -599,7 +600,7 @@ def solve_pair(
     for g in range(len(groups) - 1):
         n = threads()
         t, r, v = solve_group(
-            words, Tables(vals, offsets), variant.neighbours, variant.rules,
+            words, Tables(vals, offsets), variant.rules,
             Shape(counts, BINOM), kk, order[groups[g] : groups[g + 1]], n, scratch,
         )  # fmt: skip
         if t >= OVERFLOW:

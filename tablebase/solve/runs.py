@@ -51,16 +51,6 @@ from tablebase.rules import movegen as mg
 from tablebase.rules.kernel import kernel
 from tablebase.solve.whole import MISSING, NO_PIECES, OVERFLOW, combine, max_decided
 
-R_KING_LIMIT = 6  # mirrored from tablebase.rules.variants.R_KING_LIMIT
-
-
-@njit(cache=True, inline="always")
-def king_limit(rules):
-    """The variant's king-run limit (0: none) from its compiled rules array."""
-    if rules.shape[0] > R_KING_LIMIT:
-        return rules[R_KING_LIMIT]
-    return 0
-
 
 @njit(cache=True, inline="always")
 def place_runs(offsets, rules, binom, board, mover, other):
@@ -72,9 +62,9 @@ def place_runs(offsets, rules, binom, board, mover, other):
     a, b, c, d = board
     asq, an = mover
     csq, cn = other
-    nsq = rules[0]
-    width = rules[5]
-    limit = king_limit(rules)
+    nsq = rules.nsq
+    width = rules.width
+    limit = rules.king_limit
     if (a | b) == 0:
         return NO_PIECES
     wm = reverse_board(a, nsq)
@@ -115,8 +105,8 @@ def king_quiet_moves(nbr, flying, sq, empty):
 def quiet_inside(rules, wm, wk, bm, bk):
     """Number of white's quiet moves that stay in the pair: men's steps off the promotion
     row and every king move (bitboard steps)."""
-    nsq = rules[0]
-    width = rules[5]
+    nsq = rules.nsq
+    width = rules.width
     full = (mg.ONE << np.uint64(nsq)) - mg.ONE
     empty = full & ~(wm | wk | bm | bk)
     promo = mg.promotion_row(rules, True)
@@ -127,14 +117,15 @@ def quiet_inside(rules, wm, wk, bm, bk):
 
 
 @kernel
-def _promotions(tables, nbr, rules, binom, board, black_run):
+def _promotions(tables, rules, binom, board, black_run):
     """Best candidate value among white's promotions (-1 if none) on ``board`` (white men,
     white kings, black men, black kings) when black's run is ``black_run`` = ``(bsq,
     bn)``, and how many tables were read."""
+    nbr = rules.nbr
     vals, offsets = tables
     wm, wk, bm, bk = board
-    nsq = rules[0]
-    width = rules[5]
+    nsq = rules.nsq
+    width = rules.width
     full = (mg.ONE << np.uint64(nsq)) - mg.ONE
     empty = full & ~(wm | wk | bm | bk)
     promo = mg.promotion_row(rules, True)
@@ -174,7 +165,7 @@ def init_scratch(cb):
 
 
 @kernel
-def init_range(words, tables, nbr, rules, shape, lo, hi, scratch):
+def init_range(words, tables, rules, shape, lo, hi, scratch):
     """Pass 1 over the boards ``lo..hi`` of one slice with run states (boards of ``shape``),
     reading the solved ``tables`` (:class:`~tablebase.solve.records.Tables`) and writing
     ``words`` (:class:`~tablebase.solve.records.Words`, ``foff`` 0); returns (top value,
@@ -182,10 +173,11 @@ def init_range(words, tables, nbr, rules, shape, lo, hi, scratch):
     Flags only the entries that are not positions: capture positions keep
     their own WDL code (their value depends on the other side's run), so a reader may take
     it as stored. ``scratch``: :func:`init_scratch`."""
-    nsq = rules[0]
-    width = rules[5]
-    flying = rules[1] != 0
-    limit = king_limit(rules)
+    nbr = rules.nbr
+    nsq = rules.nsq
+    width = rules.width
+    flying = rules.flying
+    limit = rules.king_limit
     state, soff, vb, flags, _ = words
     vals, offsets = tables
     counts, binom = shape
@@ -212,8 +204,8 @@ def init_range(words, tables, nbr, rules, shape, lo, hi, scratch):
                 flags[(base + c) >> 3] |= np.uint8(1 << ((base + c) & 7))
             continue
         wm, wk, bm, bk = boards[0], boards[1], boards[2], boards[3]
-        if mg.has_capture(nbr, rules, True, wm, wk, bm, bk):
-            n = mg.generate_moves(nbr, rules, True, wm, wk, bm, bk, moves, ws)
+        if mg.has_capture(rules, True, wm, wk, bm, bk):
+            n = mg.generate_moves(rules, True, wm, wk, bm, bk, moves, ws)
             for r in range(cb):
                 bsq, bn = run_of_code(limit, bk, r)
                 best = -1
@@ -237,7 +229,7 @@ def init_range(words, tables, nbr, rules, shape, lo, hi, scratch):
             return OVERFLOW, reads
         for r in range(cb):
             bsq, bn = run_of_code(limit, bk, r)
-            best, got = _promotions(tables, nbr, rules, binom, (wm, wk, bm, bk), (bsq, bn))
+            best, got = _promotions(tables, rules, binom, (wm, wk, bm, bk), (bsq, bn))
             reads += got
             if best > vmax:
                 return OVERFLOW, reads
@@ -266,19 +258,20 @@ def init_range(words, tables, nbr, rules, shape, lo, hi, scratch):
 
 
 @njit(cache=True, inline="always")
-def predecessor_indices(nbr, rules, shape, board, codes, moff, out):
+def predecessor_indices(rules, shape, board, codes, moff, out):
     """Indices (``moff`` + entry in the mirror slice) of every position from which black's
     quiet move leads to this white-to-move position ``board`` (white men, white kings,
     black men, black kings; of the slice of ``shape``) with the run codes ``codes`` =
     ``(wcode, bcode)``, without leaving the pair (see the module docstring); returns how
     many were written."""
+    nbr = rules.nbr
     wm, wk, bm, bk = board
     wcode, bcode = codes
     counts, binom = shape
-    nsq = rules[0]
-    width = rules[5]
-    flying = rules[1] != 0
-    limit = king_limit(rules)
+    nsq = rules.nsq
+    width = rules.width
+    flying = rules.flying
+    limit = rules.king_limit
     wm, wk, bm, bk = np.uint64(wm), np.uint64(wk), np.uint64(bm), np.uint64(bk)
     full = (mg.ONE << np.uint64(nsq)) - mg.ONE
     empty = full & ~(wm | wk | bm | bk)

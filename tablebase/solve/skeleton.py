@@ -94,7 +94,7 @@ def chunk(c, lo, hi, nchunks, align):
 
 
 @njit(cache=True, parallel=True)
-def init_slice(words, tables, nbr, rules, shape, lo, hi, nchunks, mode):
+def init_slice(words, tables, rules, shape, lo, hi, nchunks, mode):
     """Pass 1 over units ``lo..hi`` of the part ``words`` writes
     (:class:`~tablebase.solve.records.Words`, ``foff`` 0: boards of ``shape`` laid out as
     ``mode`` says; a unit is an entry, or a board with its run states for
@@ -110,14 +110,12 @@ def init_slice(words, tables, nbr, rules, shape, lo, hi, nchunks, mode):
         a, b = chunk(c, lo, hi, nchunks, 8)
         if a < b:
             if mode == KING_RUNS:
-                cb = run_states(runs.king_limit(rules), counts[2], counts[3])
-                t, r = runs.init_range(
-                    words, tables, nbr, rules, shape, a, b, runs.init_scratch(cb)
-                )
+                cb = run_states(rules.king_limit, counts[2], counts[3])
+                t, r = runs.init_range(words, tables, rules, shape, a, b, runs.init_scratch(cb))
             else:
                 none = np.empty(0, dtype=np.uint64)
                 t, r = whole.init_range(
-                    words, tables, nbr, rules, shape,
+                    words, tables, rules, shape,
                     Entries(a, b, mode == BLACK_TO_MOVE, none, none, mg.ZERO, mg.ZERO),
                     whole.init_scratch(),
                 )  # fmt: skip
@@ -130,7 +128,7 @@ def init_slice(words, tables, nbr, rules, shape, lo, hi, nchunks, mode):
 
 
 @kernel
-def _level_range(part, upd, nbr, rules, shape, blo, bhi, level, scratch):
+def _level_range(part, upd, rules, shape, blo, bhi, level, scratch):
     """Level ``level`` over blocks ``blo..bhi`` of ``part`` (a
     :class:`~tablebase.solve.records.Part`: boards of ``shape``, laid out as its mode says)
     whose quiet predecessors all lie in the part ``upd`` updates
@@ -142,8 +140,8 @@ def _level_range(part, upd, nbr, rules, shape, blo, bhi, level, scratch):
     :data:`tablebase.solve.whole.VISIT_BATCH` at a time, so that more of their cache misses
     overlap (the updates of a level commute: any order gives the same result).
     ``scratch``: :func:`tablebase.solve.whole.level_scratch` of :func:`unmove_rows`."""
-    nsq = rules[0]
-    width = rules[5]
+    nsq = rules.nsq
+    width = rules.width
     counts, binom = shape
     mode, vb, moff = part.mode, upd.vb, upd.moff
     where, _, _, expand = scratch
@@ -154,7 +152,7 @@ def _level_range(part, upd, nbr, rules, shape, blo, bhi, level, scratch):
     nfree = nsq - nwm - nbm - nwk  # squares left to black kings
     d_wk = binom[nsq - nwm - nbm, nwk]
     d_bk = binom[nfree, nbk]
-    limit = runs.king_limit(rules)
+    limit = rules.king_limit
     cb = run_states(limit, nbm, nbk)
     per = run_states(limit, nwm, nwk) * cb
     base = -d_bk  # the first entry of the run of entries that differ in black kings only
@@ -179,7 +177,7 @@ def _level_range(part, upd, nbr, rules, shape, blo, bhi, level, scratch):
                     )
                     last = bi
                 k = runs.predecessor_indices(
-                    nbr, rules, shape, (wm, wk, bm, bk), (code // cb, code % cb), moff,
+                    rules, shape, (wm, wk, bm, bk), (code // cb, code % cb), moff,
                     where[m:],
                 )  # fmt: skip
             else:
@@ -197,7 +195,7 @@ def _level_range(part, upd, nbr, rules, shape, blo, bhi, level, scratch):
                     a, b, c, d = flip_board(nsq, wm, wk, bm, bk)
                     h, rw, rb = index_parts(nsq, width, (a, b, c, d), counts, binom)
                 k = whole.predecessor_indices(
-                    nbr, rules, shape, (a, b, c, d), (h, rw, rb), (mode != WHITE_TO_MOVE, True),
+                    rules, shape, (a, b, c, d), (h, rw, rb), (mode != WHITE_TO_MOVE, True),
                     moff, where[m:],
                 )  # fmt: skip
             visits += k
@@ -215,7 +213,7 @@ def unmove_rows(mode):
 
 
 @njit(cache=True, parallel=True)
-def level_slice(part, upd, nbr, rules, shape, level, nchunks):
+def level_slice(part, upd, rules, shape, level, nchunks):
     """Pass 2, one level, over one part of the pair (:class:`~tablebase.solve.records.Part`:
     boards of ``shape``, laid out as its mode says); returns (positions set, predecessor
     visits). The part's blocks in ``due`` have the level each has work at next
@@ -227,7 +225,7 @@ def level_slice(part, upd, nbr, rules, shape, level, nchunks):
         blo, bhi = chunk(c, 0, work_blocks(part.size), nchunks, 1)
         if blo < bhi:
             a, b = _level_range(
-                part, upd, nbr, rules, shape, blo, bhi, level,
+                part, upd, rules, shape, blo, bhi, level,
                 level_scratch(unmove_rows(part.mode)),
             )  # fmt: skip
             out[c, 0] = a
@@ -243,7 +241,7 @@ QUIET, CAPTURING = 0, 1  # successor_kinds: the position's side to move can capt
 
 
 @njit(cache=True)
-def successor_places(offsets, nbr, rules, shape, idx, buffers, out):
+def successor_places(offsets, rules, shape, idx, buffers, out):
     """The places in the flat tables (``offsets``) of the successors of entry ``idx`` of the
     slice of ``shape`` (``buffers``: a move buffer and a capture workspace), generated by
     the move generator (every legal move; with king runs, the barred king's quiet moves
@@ -252,11 +250,11 @@ def successor_places(offsets, nbr, rules, shape, idx, buffers, out):
     successor's slice (the rest of the moves then not generated), :data:`NO_PIECES` where
     the side to move is left without pieces. ``out[-1]`` is set to :data:`CAPTURING` if a
     move captures, else :data:`QUIET`."""
-    nsq = rules[0]
-    width = rules[5]
+    nsq = rules.nsq
+    width = rules.width
     counts, binom = shape
     moves, ws = buffers
-    limit = runs.king_limit(rules)
+    limit = rules.king_limit
     cb = run_states(limit, counts[2], counts[3])
     per = run_states(limit, counts[0], counts[1]) * cb
     bi = idx // per
@@ -268,7 +266,7 @@ def successor_places(offsets, nbr, rules, shape, idx, buffers, out):
         return NOT_A_POSITION
     wsq, wn = run_of_code(limit, wk, code // cb)
     bsq, bn = run_of_code(limit, bk, code % cb)
-    n = mg.generate_moves(nbr, rules, True, wm, wk, bm, bk, moves, ws)
+    n = mg.generate_moves(rules, True, wm, wk, bm, bk, moves, ws)
     out[-1] = QUIET
     k = 0
     for i in range(n):
@@ -308,7 +306,7 @@ def rederived(places, n, got):
 
 
 @njit(cache=True, parallel=True)
-def verify_range(tables, nbr, rules, shape, off, indices, nchunks):
+def verify_range(tables, rules, shape, off, indices, nchunks):
     """Local consistency of the slice of ``shape`` at ``off`` in the flat ``tables``
     (:class:`~tablebase.solve.records.Tables`): each
     listed entry's value re-derived from its successors (:func:`successor_places`); a
@@ -326,7 +324,7 @@ def verify_range(tables, nbr, rules, shape, off, indices, nchunks):
         for t in range(lo, hi):
             idx = indices[t]
             stored = np.int64(vals[off + idx])
-            n = successor_places(tables.offsets, nbr, rules, shape, idx, (moves, ws), places)
+            n = successor_places(tables.offsets, rules, shape, idx, (moves, ws), places)
             if n == NOT_A_POSITION:
                 bad[t] = stored != 0
                 continue
@@ -338,7 +336,7 @@ def verify_range(tables, nbr, rules, shape, off, indices, nchunks):
 
 
 @njit(cache=True, parallel=True)
-def sample_successors(offsets, nbr, rules, shape, indices, nchunks):
+def sample_successors(offsets, rules, shape, indices, nchunks):
     """:func:`successor_places` of each listed entry, end to end: ``(starts, places,
     kinds)``, entry ``t``'s places ``places[starts[t]:starts[t + 1]]``, its kind
     :data:`QUIET`, :data:`CAPTURING` or :data:`NOT_A_POSITION` (no places). For a check
@@ -352,7 +350,7 @@ def sample_successors(offsets, nbr, rules, shape, indices, nchunks):
         ws = mg.new_workspace_nb()
         places = np.empty(mg.MAX_MOVES + 1, dtype=np.int64)
         for t in range(lo, hi):
-            n = successor_places(offsets, nbr, rules, shape, indices[t], (moves, ws), places)
+            n = successor_places(offsets, rules, shape, indices[t], (moves, ws), places)
             kinds[t] = NOT_A_POSITION if n == NOT_A_POSITION else places[-1]
             sizes[t + 1] = max(n, 0)
     starts = np.cumsum(sizes)
@@ -365,7 +363,7 @@ def sample_successors(offsets, nbr, rules, shape, indices, nchunks):
         for t in range(lo, hi):
             if kinds[t] == NOT_A_POSITION:
                 continue
-            n = successor_places(offsets, nbr, rules, shape, indices[t], (moves, ws), places)
+            n = successor_places(offsets, rules, shape, indices[t], (moves, ws), places)
             out[starts[t] : starts[t] + n] = places[:n]
     return starts, out, kinds
 
@@ -502,9 +500,8 @@ def _pass1(
         for lo in range(0, units, step):
             threads()
             t, r = init_slice(
-                Words(p.state, off, p.vb, p.flags[s], 0), Tables(vals, offsets), v.neighbours,
-                v.rules, Shape(p.board[s], BINOM), lo, min(units, lo + step), nchunks,
-                p.mode[s],
+                Words(p.state, off, p.vb, p.flags[s], 0), Tables(vals, offsets), v.rules,
+                Shape(p.board[s], BINOM), lo, min(units, lo + step), nchunks, p.mode[s],
             )  # fmt: skip
             top, reads = max(top, int(t)), reads + int(r)
         if top >= OVERFLOW:
@@ -534,9 +531,7 @@ def _levels(
             atomic = threads() > 1  # one thread stores counters without atomics
             part = Part(p.state, p.due, p.touched, off, p.blocks[s], size, p.mode[s])
             upd = Updates(p.state, p.touched, p.where[m][0], p.blocks[m], p.vb, atomic)
-            n, k = level_slice(
-                part, upd, v.neighbours, v.rules, Shape(p.board[s], BINOM), level, nchunks
-            )
+            n, k = level_slice(part, upd, v.rules, Shape(p.board[s], BINOM), level, nchunks)
             nset, visits = nset + int(n), visits + int(k)
         if nset:
             top = max(top, level + 1)

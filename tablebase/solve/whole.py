@@ -187,14 +187,15 @@ def flip_board(nsq, wm, wk, bm, bk):
 
 
 @njit(cache=True, inline="always")
-def quiet_exits(offsets, nbr, rules, binom, board, where, m):
+def quiet_exits(offsets, rules, binom, board, where, m):
     """For a white-to-move position without a capture (``board``: white men, white kings,
     black men, black kings): the number of quiet moves staying in the pair (counted with
     bitboard steps), and the places in the flat tables of the positions its promotions
     lead to, appended to ``where`` from ``m`` on; returns ``(inside, new m)``."""
+    nbr = rules.nbr
     wm, wk, bm, bk = board
-    nsq = rules[0]
-    width = rules[5]
+    nsq = rules.nsq
+    width = rules.width
     full = (mg.ONE << np.uint64(nsq)) - mg.ONE
     empty = full & ~(wm | wk | bm | bk)
     promo = mg.promotion_row(rules, True)
@@ -286,7 +287,7 @@ def init_scratch():
 
 
 @kernel
-def init_range(words, tables, nbr, rules, shape, entries, scratch):
+def init_range(words, tables, rules, shape, entries, scratch):
     """Pass 1 over ``entries`` (a :class:`~tablebase.solve.records.Entries`:
     entries ``lo..hi`` of one part of the pair, boards of ``shape``; where ``flip``, each
     board with black to move, solved as its colour flip), reading the solved ``tables``
@@ -302,8 +303,8 @@ def init_range(words, tables, nbr, rules, shape, entries, scratch):
     A position that reads solved tables (a capture pending, or promotions) has the places of
     those reads computed and prefetched, then waits in a queue of :data:`PENDING` positions
     (:func:`_resolve`), so that its cache misses overlap with the work on the next ones."""
-    nsq = rules[0]
-    width = rules[5]
+    nsq = rules.nsq
+    width = rules.width
     state, soff, vb, flags, foff = words
     vals, offsets = tables
     counts, binom = shape
@@ -347,7 +348,7 @@ def init_range(words, tables, nbr, rules, shape, entries, scratch):
                 return top, reads
             npend = 0
             m = 0
-        n = mg.capture_successors(nbr, rules, True, wm, wk, bm, bk, succ, ws)
+        n = mg.capture_successors(rules, True, wm, wk, bm, bk, succ, ws)
         if n:
             flags[(idx - foff) >> 3] |= np.uint8(1 << (idx & 7))
             starts[npend] = m
@@ -368,7 +369,7 @@ def init_range(words, tables, nbr, rules, shape, entries, scratch):
             npend += 1
             continue
         m0 = m
-        count, m = quiet_exits(offsets, nbr, rules, binom, (wm, wk, bm, bk), where, m)
+        count, m = quiet_exits(offsets, rules, binom, (wm, wk, bm, bk), where, m)
         if count >= (1 << (vb - 1)):
             return OVERFLOW, reads
         if m > m0:  # promotions: resolved with the queue
@@ -394,7 +395,7 @@ def init_range(words, tables, nbr, rules, shape, entries, scratch):
 
 
 @njit(cache=True, inline="always")
-def predecessor_indices(nbr, rules, shape, board, parts, who, moff, out):
+def predecessor_indices(rules, shape, board, parts, who, moff, out):
     """Indices (``moff`` + board index, of the slice of ``shape``) of the boards from which
     one of ``white``'s pieces (``who`` = ``(white, with_men)``: white's if true, else
     black's) came to ``board`` (white men, white kings, black men, black kings) by a quiet
@@ -414,13 +415,14 @@ def predecessor_indices(nbr, rules, shape, board, parts, who, moff, out):
     mover had a capture (so the quiet move was illegal) are included; their state is
     decided, so the caller skips them. Without ``with_men``, only the kings' un-moves (the
     men's lead to another men configuration, :mod:`tablebase.solve.men`)."""
+    nbr = rules.nbr
     wm, wk, bm, bk = board
     head, r_wk, r_bk = parts
     white, with_men = who
     counts, binom = shape
-    nsq = rules[0]
-    width = rules[5]
-    flying = rules[1] != 0
+    nsq = rules.nsq
+    width = rules.width
+    flying = rules.flying
     wm, wk, bm, bk = np.uint64(wm), np.uint64(wk), np.uint64(bm), np.uint64(bk)
     full = (mg.ONE << np.uint64(nsq)) - mg.ONE
     empty = full & ~(wm | wk | bm | bk)

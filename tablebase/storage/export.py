@@ -205,9 +205,7 @@ def _capture_blocks(variant: Variant, s: Slice):
     size = s.size(variant)
     for lo in range(0, size, RESOLVE_BLOCK):
         hi = min(size, lo + RESOLVE_BLOCK)
-        yield capture_entries(
-            lo, hi, variant.squares, variant.per_row, counts, variant.neighbours, variant.rules
-        )
+        yield capture_entries(lo, hi, variant.squares, variant.per_row, counts, variant.rules)
 
 
 def _without_captures(variant: Variant, s: Slice, packed: np.ndarray) -> np.ndarray:

@@ -50,16 +50,16 @@ def packed_size(entries: int) -> int:
 
 
 @njit(cache=True)
-def _classify_range(values, codes, nbr, rules, binom, counts, lo, hi):
-    nsq = rules[0]
-    width = rules[5]
+def _classify_range(values, codes, rules, binom, counts, lo, hi):
+    nsq = rules.nsq
+    width = rules.width
     cur, boards, free1, free2 = cursor_at(lo, nsq, width, counts, binom)
     for idx in range(lo, hi):
         if idx > lo:
             changed = cursor_next(nsq, width, counts, cur)
             cursor_boards(nsq, width, counts, cur, changed, boards, free1, free2)
         if boards[4] == 0 or mg.has_capture(
-            nbr, rules, True, boards[0], boards[1], boards[2], boards[3]
+            rules, True, boards[0], boards[1], boards[2], boards[3]
         ):
             codes[idx] = DONT_CARE
         else:
@@ -67,7 +67,7 @@ def _classify_range(values, codes, nbr, rules, binom, counts, lo, hi):
 
 
 @njit(cache=True, parallel=True)
-def classify(values, nbr, rules, binom, counts, nchunks):
+def classify(values, rules, binom, counts, nchunks):
     """WDL code of every entry, :data:`DONT_CARE` for non-positions and capture positions:
     the plain definition (the writer computes the same result faster: :func:`filled_codes`)."""
     size = values.shape[0]
@@ -77,7 +77,7 @@ def classify(values, nbr, rules, binom, counts, nchunks):
         lo = c * step
         hi = min(size, lo + step)
         if lo < hi:
-            _classify_range(values, codes, nbr, rules, binom, counts, lo, hi)
+            _classify_range(values, codes, rules, binom, counts, lo, hi)
     return codes
 
 
@@ -98,12 +98,12 @@ def fill_dont_care(codes):
 
 
 @njit(cache=True)
-def _fill_range(values, codes, nbr, rules, binom, counts, lo, hi):
+def _fill_range(values, codes, rules, binom, counts, lo, hi):
     """:func:`filled_codes` over ``lo..hi`` on its own: entries before the range's first
     stored code that are don't-care are left :data:`DONT_CARE`; returns the last stored code
     (-1 if none)."""
-    nsq = rules[0]
-    width = rules[5]
+    nsq = rules.nsq
+    width = rules.width
     prev = -1
     for i in range(lo, hi):
         c = wdl_code(values[i])
@@ -113,7 +113,7 @@ def _fill_range(values, codes, nbr, rules, binom, counts, lo, hi):
         wm, wk, bm, bk, ok = position_from_index(
             i, nsq, width, counts[0], counts[1], counts[2], counts[3], binom
         )
-        if ok and not mg.has_capture(nbr, rules, True, wm, wk, bm, bk):
+        if ok and not mg.has_capture(rules, True, wm, wk, bm, bk):
             prev = c
             codes[i] = c
         else:
@@ -122,7 +122,7 @@ def _fill_range(values, codes, nbr, rules, binom, counts, lo, hi):
 
 
 @njit(cache=True, parallel=True)
-def filled_codes(values, nbr, rules, binom, counts, nchunks):
+def filled_codes(values, rules, binom, counts, nchunks):
     """The codes :func:`classify` then :func:`fill_dont_care` give, looking at an entry's
     position only where its code differs from the run before it (an entry continuing the run
     stores the same code whether it is don't-care or not); chunks in parallel, then each
@@ -135,7 +135,7 @@ def filled_codes(values, nbr, rules, binom, counts, nchunks):
         lo = k * step
         hi = min(n, lo + step)
         if lo < hi:
-            last[k] = _fill_range(values, codes, nbr, rules, binom, counts, lo, hi)
+            last[k] = _fill_range(values, codes, rules, binom, counts, lo, hi)
     prev = -1
     for i in range(n):  # the slice's first stored code, for a leading don't-care run
         if codes[i] != DONT_CARE:
@@ -250,9 +250,7 @@ def encode_wdl(
         if variant.king_move_limit > 0:  # filled_codes reads entry i as board i
             raise ValueError(f"{s.name}: a slice with king runs needs the solver's don't-care bits")
         counts = np.array(tuple(s), dtype=np.int64)
-        codes = filled_codes(
-            values, variant.neighbours, variant.rules, BINOM, counts, max(1, threads) * 8
-        )
+        codes = filled_codes(values, variant.rules, BINOM, counts, max(1, threads) * 8)
         return pack(codes)
     if dont_care.dtype == np.bool_:
         if dont_care.shape != values.shape:
@@ -314,7 +312,7 @@ def _pack_filled(values, unstored, block, out):
 
 
 @njit(cache=True, parallel=True)
-def capture_entries(lo, hi, nsq, width, counts, nbr, rules, nsub=16):
+def capture_entries(lo, hi, nsq, width, counts, rules, nsub=16):
     """The entries ``lo..hi`` of a slice without king runs that are capture positions (the
     side to move, white, can capture), and their bitboards (``boards[0..3]``: wm, wk, bm,
     bk); ``nsub`` parts of the range searched in parallel (the binomials: the module's
@@ -336,7 +334,7 @@ def capture_entries(lo, hi, nsq, width, counts, nbr, rules, nsub=16):
                 changed = cursor_next(nsq, width, counts, cur)
                 cursor_boards(nsq, width, counts, cur, changed, boards, free1, free2)
             if boards[4] != 0 and mg.has_capture(
-                nbr, rules, True, boards[0], boards[1], boards[2], boards[3]
+                rules, True, boards[0], boards[1], boards[2], boards[3]
             ):
                 idx[m] = i
                 for g in range(4):

@@ -193,7 +193,6 @@ def test_king_against_king_rule_agrees_with_a_built_table(tmp_path):
                     if wdl:
                         longest = max(longest, dtw)
                     got = capture_forced(
-                        FRISIAN.neighbours,
                         FRISIAN.rules,
                         pos.white_to_move,
                         np.uint64(0),

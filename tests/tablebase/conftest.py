@@ -103,7 +103,7 @@ def assert_locally_consistent(variant, pair, solution, deps) -> None:
     for s in pair:
         off, size = flat.where[s]
         bad = skeleton.verify_range(
-            Tables(flat.vals, flat.offsets), variant.neighbours, variant.rules,
+            Tables(flat.vals, flat.offsets), variant.rules,
             Shape(np.array(tuple(s), dtype=np.int64), BINOM), off,
             np.arange(size, dtype=np.int64), 4,
         )  # fmt: skip

@@ -27,7 +27,7 @@ def successors(pos: Position) -> list[tuple[int, int, int, int]]:
     out = mg.new_successor_buffer()
     ws = mg.new_workspace()
     n = mg.capture_successors(
-        v.neighbours, v.rules, white, np.uint64(om), np.uint64(ok), np.uint64(pm),
+        v.rules, white, np.uint64(om), np.uint64(ok), np.uint64(pm),
         np.uint64(pk), out, ws,
     )  # fmt: skip
     return [tuple(int(x) for x in row) for row in out[:n]]
@@ -37,12 +37,12 @@ def generated(pos: Position) -> set[tuple[int, int, int, int]]:
     """The positions after the generator's captures (empty without a capture)."""
     v = pos.variant
     white, om, ok, pm, pk = side_boards(pos)
-    if not mg.has_capture(v.neighbours, v.rules, white, *map(np.uint64, (om, ok, pm, pk))):
+    if not mg.has_capture(v.rules, white, *map(np.uint64, (om, ok, pm, pk))):
         return set()
     moves = mg.new_move_buffer()
     ws = mg.new_workspace()
     args = map(np.uint64, (om, ok, pm, pk))
-    n = mg.generate_moves(v.neighbours, v.rules, white, *args, moves, ws)
+    n = mg.generate_moves(v.rules, white, *args, moves, ws)
     return {
         tuple(int(x) for x in mg.play_row(*map(np.uint64, (om, ok, pm, pk)), moves, i))
         for i in range(n)

@@ -39,9 +39,6 @@ from tablebase.rules.position import NO_RUNS, squares_of
 from tablebase.rules.variants import (
     FRISIAN,
     INTERNATIONAL,
-    R_KING_LIMIT,
-    R_STRAIGHT,
-    R_VALUE,
     VARIANTS,
     variant_for_game_type,
 )
@@ -63,8 +60,8 @@ def test_variant_data():
     assert variant_for_game_type(40) is FRISIAN
     assert FRISIAN.size == 10 and FRISIAN.white_moves_first and FRISIAN.flying_kings
     assert Position.start(FRISIAN) == Position.from_fen("W:W31-50:B1-20", FRISIAN)
-    assert FRISIAN.king_move_limit == 3 and FRISIAN.rules[R_KING_LIMIT] == 3
-    assert FRISIAN.rules[R_STRAIGHT] == 1 and FRISIAN.rules[R_VALUE] == 1
+    assert FRISIAN.king_move_limit == 3 and FRISIAN.rules.king_limit == 3
+    assert FRISIAN.rules.straight and FRISIAN.rules.value
     assert FRISIAN.mid_capture_crowning == "passes"
     with pytest.raises(ValueError, match="needs men_capture_backwards"):
         dataclasses.replace(FRISIAN, name="x", men_capture_backwards=False)
@@ -72,7 +69,7 @@ def test_variant_data():
         dataclasses.replace(FRISIAN, name="x", majority_capture=False)
     for name, v in VARIANTS.items():
         if name != "frisian":
-            assert v.rules[R_KING_LIMIT] == v.rules[R_STRAIGHT] == v.rules[R_VALUE] == 0
+            assert v.rules.king_limit == 0 and not v.rules.straight and not v.rules.value
             assert v.neighbours.shape == (v.squares, 4)
 
 
@@ -127,7 +124,7 @@ def test_has_capture_sees_straight_captures():
     v = FRISIAN
     for fen, expected in (("W:W23:B24", True), ("W:WK46:B26", True), ("W:W23:B25", False)):
         own_m, own_k, opp_m, opp_k = pos(fen).side_boards
-        got = mg.has_capture(v.neighbours, v.rules, True, own_m, own_k, opp_m, opp_k)
+        got = mg.has_capture(v.rules, True, own_m, own_k, opp_m, opp_k)
         assert bool(got) == expected, fen
     # the same position under International has no capture (only a row neighbour)
     p = Position.from_fen("W:W23:B24", INTERNATIONAL)

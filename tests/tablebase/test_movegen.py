@@ -214,7 +214,7 @@ def test_generate_moves_writes_paths_and_counts():
     v = INTERNATIONAL
     pos = Position.from_fen("W:WK38:B7,8,27,33", v)
     buf, ws = mg.new_move_buffer(), mg.new_workspace()
-    n = mg.generate_moves(v.neighbours, v.rules, True, *pos.side_boards, buf, ws)
+    n = mg.generate_moves(v.rules, True, *pos.side_boards, buf, ws)
     assert n == 6
     for row in buf[:n]:
         assert int(row[mg.F_NCAP]) == 4
@@ -308,8 +308,8 @@ def test_compiled_accessors_from_compiled_code():
     from numba import njit
 
     @njit
-    def first_capture_then_play(nbr, rules, own_m, own_k, opp_m, opp_k, moves, ws):
-        n = mg.generate_moves(nbr, rules, True, own_m, own_k, opp_m, opp_k, moves, ws)
+    def first_capture_then_play(rules, own_m, own_k, opp_m, opp_k, moves, ws):
+        n = mg.generate_moves(rules, True, own_m, own_k, opp_m, opp_k, moves, ws)
         i = mg.find_move(moves, n, 9, 11, True)
         path = 0
         for j in range(mg.move_path_length(moves, i)):
@@ -328,33 +328,26 @@ def test_compiled_accessors_from_compiled_code():
     v = get_variant("russian")
     pos = Position.from_fen("W:W10:B7,8", v)  # d6:f8:h6, crowned on f8
     got = first_capture_then_play(
-        v.neighbours, v.rules, *pos.side_boards, mg.new_move_buffer(), mg.new_workspace()
+        v.rules, *pos.side_boards, mg.new_move_buffer(), mg.new_workspace()
     )
     frm, to, cap, ncap, crowns, path, white_kings_after = got
     assert (frm, to, int(cap), ncap, crowns, path) == (9, 11, (1 << 6) | (1 << 7), 2, True, 100312)
     assert int(white_kings_after) == 1 << 11  # a king on h6, not a man
 
 
-def test_rules_array_layout_matches_the_compiled_side():
+def test_rules_record_matches_the_compiled_side():
     from tablebase.rules import variants as va
 
-    assert (va.R_NSQ, va.R_FLYING, va.R_MEN_BACK, va.R_MAJORITY, va.R_CROWNING, va.R_WIDTH) == (
-        mg._NSQ,
-        mg._FLYING,
-        mg._MEN_BACK,
-        mg._MAJORITY,
-        mg._CROWNING,
-        mg._WIDTH,
-    )
     assert [va.CROWNING.index(c) for c in ("passes", "stops", "continues")] == [
         mg.CROWN_PASSES,
         mg.CROWN_STOPS,
         mg.CROWN_CONTINUES,
     ]
-    assert [
-        get_variant(n).rules[va.R_CROWNING] for n in ("international", "english", "russian")
-    ] == [
+    assert [get_variant(n).rules.crowning for n in ("international", "english", "russian")] == [
         mg.CROWN_PASSES,
         mg.CROWN_STOPS,
         mg.CROWN_CONTINUES,
     ]
+    r = get_variant("english").rules
+    assert (r.nsq, r.width, r.flying, r.men_back, r.majority) == (32, 4, False, False, False)
+    assert r.nbr is get_variant("english").neighbours

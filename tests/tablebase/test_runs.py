@@ -107,7 +107,6 @@ def test_solver_with_runs_is_consistent_with_every_move(runs3):
         off, size = t.where[s]
         bad = skeleton.verify_range(
             Tables(t.vals, t.offsets),
-            v.neighbours,
             v.rules,
             Shape(np.array(tuple(s), dtype=np.int64), BINOM),
             off,
@@ -129,7 +128,6 @@ def test_verify_finds_a_wrong_value_with_runs(runs3):
     vals[i] += 1
     bad = skeleton.verify_range(
         Tables(t.vals, t.offsets),
-        INTL_RUNS.neighbours,
         INTL_RUNS.rules,
         Shape(np.array(tuple(s), dtype=np.int64), BINOM),
         off,

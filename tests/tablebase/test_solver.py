@@ -101,7 +101,7 @@ def test_predecessor_indices_are_the_engines_quiet_unmoves(variant, name, white,
     for wm, wk, bm, bk in _random_positions(variant, s, 400, seed=3):
         head, r_wk, r_bk = index_parts(nsq, width, (wm, wk, bm, bk), counts, BINOM)
         m = solve.predecessor_indices(
-            variant.neighbours, variant.rules, Shape(counts, BINOM), (wm, wk, bm, bk),
+            variant.rules, Shape(counts, BINOM), (wm, wk, bm, bk),
             (head, r_wk, r_bk), (white, with_men), moff, out,
         )  # fmt: skip
         pos = Position(int(wm), int(wk), int(bm), int(bk), not white, variant)
@@ -162,10 +162,10 @@ def test_quiet_move_count_is_the_engines_move_list(variant, name) -> None:
     offsets = np.full(4096, 0, dtype=np.int64)  # every slice at place 0 of the flat tables
     quiet = 0
     for wm, wk, bm, bk in _random_positions(variant, s, 400, seed=5):
-        if mg.has_capture(variant.neighbours, variant.rules, True, wm, wk, bm, bk):
+        if mg.has_capture(variant.rules, True, wm, wk, bm, bk):
             continue
         quiet += 1
-        n = mg.generate_moves(variant.neighbours, variant.rules, True, wm, wk, bm, bk, moves, ws)
+        n = mg.generate_moves(variant.rules, True, wm, wk, bm, bk, moves, ws)
         promoting = [
             i
             for i in range(n)
@@ -173,9 +173,7 @@ def test_quiet_move_count_is_the_engines_move_list(variant, name) -> None:
             and (int(promo) >> int(moves[i, mg.F_TO])) & 1
         ]
         where = np.zeros(solve.PENDING_PLACES, dtype=np.int64)
-        inside, m = solve.quiet_exits(
-            offsets, variant.neighbours, variant.rules, BINOM, (wm, wk, bm, bk), where, 3
-        )
+        inside, m = solve.quiet_exits(offsets, variant.rules, BINOM, (wm, wk, bm, bk), where, 3)
         assert inside == n - len(promoting)
         assert m == 3 + len(promoting)  # appended after the places already queued
         want = [
@@ -308,7 +306,6 @@ def test_dont_care_entries_are_the_wdl_parts_definition(db3_international) -> No
         for s in pair:
             codes = classify(
                 solution.view(s),
-                INTERNATIONAL.neighbours,
                 INTERNATIONAL.rules,
                 BINOM,
                 np.array(tuple(s), dtype=np.int64),

@@ -85,7 +85,7 @@ def test_wdl_only_copy_answers_every_position_like_the_values(db3_international,
         exact = unpack(exact_wdl(values), values.shape[0])
         counts = np.array(tuple(s), dtype=np.int64)
         v = INTERNATIONAL
-        care = classify(values, v.neighbours, v.rules, BINOM, counts, 4) != DONT_CARE
+        care = classify(values, v.rules, BINOM, counts, 4) != DONT_CARE
         np.testing.assert_array_equal(stored[care], exact[care], err_msg=s.name)
         differing += int((stored != exact).sum())
     assert differing > 1000  # the entries that are not positions were filled for runs
@@ -285,10 +285,10 @@ def test_run_scan_encoding_equals_the_plain_definition(db3_international) -> Non
         s = parse_slice(path.stem)
         values = read_slice(path, v, s)
         counts = np.array(tuple(s), dtype=np.int64)
-        plain = classify(values, v.neighbours, v.rules, binom, counts, 3)
+        plain = classify(values, v.rules, binom, counts, 3)
         fill_dont_care(plain)
         for chunks in (1, 7):
-            got = filled_codes(values, v.neighbours, v.rules, binom, counts, chunks)
+            got = filled_codes(values, v.rules, binom, counts, chunks)
             np.testing.assert_array_equal(got, plain, err_msg=f"{s.name}, {chunks} chunks")
 
 
