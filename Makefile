@@ -1,10 +1,13 @@
 # The two README commands: `make run` (main job on the embedded default) and `make test`.
 # `make test-slow` runs the slower tier (deep perft, larger databases, process-level faults,
-# the browser); CI (`.ci/run`) runs both tiers.
+# the browser); CI (`.ci/run`) runs both tiers. The quick tier runs in TEST_JOBS worker
+# processes (pytest-xdist, a test file per worker at a time so that module fixtures are
+# made once); `make test TEST_JOBS=0` runs it in one process.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+TEST_JOBS ?= auto
 
 .PHONY: run test test-slow lint clean
 
@@ -29,7 +32,7 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 test: lint
-	$(BIN)/python -m pytest -q --durations=15
+	$(BIN)/python -m pytest -q --durations=15 -n $(TEST_JOBS) --dist loadfile
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q --durations=15 -m slow

@@ -6,7 +6,10 @@ A missing data file fails the test that needs it (it is part of the repository),
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -43,21 +46,43 @@ def reference_dir() -> Path:
 
 
 def session_database(tmp_path_factory: pytest.TempPathFactory, variant: str, pieces: int) -> Path:
-    """The ``variant`` database of every slice up to ``pieces`` pieces, solved in this process
-    the first time a test asks for it and shared by every test after: read it, never change
-    it (copy it first). It lives at a fixed place under the session's temporary folder, so
-    that every import of this module finds the same one."""
-    directory = tmp_path_factory.getbasetemp() / "session-databases" / str(pieces) / variant
+    """The ``variant`` database of every slice up to ``pieces`` pieces, solved the first time
+    a test of the run asks for it and shared by every test after: read it, never change it
+    (copy it first). It lives at a fixed place under the run's temporary folder, so that
+    every import of this module finds the same one, and under ``pytest -n`` (pytest-xdist)
+    every worker process finds the one the first built: a lock file lets one worker build
+    while the others wait. The database of ``pieces`` starts from a copy of the one of
+    ``pieces - 1`` (built first, and shared in turn), so each slice is solved once a run."""
+    root = _run_temp(tmp_path_factory) / "session-databases"
+    directory = root / str(pieces) / variant
     done = directory.parent / f"{variant}.done"
-    if not done.exists():
-        from tablebase.build.task import run_pair_task
-        from tablebase.material.slices import build_pairs
+    if done.exists():
+        return directory
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / f"{pieces}-{variant}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
+        if not done.exists():
+            from tablebase.build.task import run_pair_task
+            from tablebase.material.slices import build_pairs
 
-        directory.mkdir(parents=True, exist_ok=True)
-        for pair in build_pairs(pieces):
-            run_pair_task(variant, tuple(s.name for s in pair), str(directory), threads=2)
-        done.touch()
+            if directory.exists():  # left half-built by a worker that died
+                shutil.rmtree(directory)
+            pairs = build_pairs(pieces)
+            if pieces > 2:
+                shutil.copytree(session_database(tmp_path_factory, variant, pieces - 1), directory)
+                pairs = [p for p in pairs if p[0].pieces == pieces]
+            directory.mkdir(parents=True, exist_ok=True)
+            for pair in pairs:
+                run_pair_task(variant, tuple(s.name for s in pair), str(directory), threads=2)
+            done.touch()
     return directory
+
+
+def _run_temp(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The temporary folder of the whole run: the session's own, or under pytest-xdist the
+    folder that holds every worker's (``.../pytest-N`` above ``.../pytest-N/popen-gwK``)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
 @pytest.fixture(scope="session")

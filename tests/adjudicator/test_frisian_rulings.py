@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 from adj_helpers import FakeTablebase, apply, position, walk
+from conftest import session_database
 
 from adjudicator import RuleOptions, rule_game
 from adjudicator.drawrules import DrawState, ending
@@ -263,13 +264,8 @@ def test_unfinished_king_against_king_with_a_forced_capture_ruled_by_the_tables(
 @pytest.fixture(scope="module")
 def frisian_tables(tmp_path_factory):
     import tablebase
-    from tablebase.build.task import run_pair_task
-    from tablebase.material.slices import build_pairs
 
-    directory = tmp_path_factory.mktemp("frisian-db")
-    for pair in build_pairs(3):
-        run_pair_task("frisian", tuple(s.name for s in pair), str(directory), threads=1)
-    with tablebase.open(directory) as tb:
+    with tablebase.open(session_database(tmp_path_factory, "frisian", 3)) as tb:
         yield tb
 
 

@@ -6,13 +6,12 @@ for bad input as for the other variants. The shared test server holds no Frisian
 from __future__ import annotations
 
 import json
+import shutil
 
 import httpx
 import pytest
+from conftest import session_database
 from service_helpers import Server, shared_service, start_server
-
-from tablebase.build.task import run_pair_task
-from tablebase.material.slices import build_pairs
 
 BARRED_FEN = "W:W50,K23:B1,K26:H0:F1:+0+323"  # white's king on 23 made three quiet moves
 
@@ -110,10 +109,7 @@ def test_adjudicate_frisian_pdn_and_json(client):
 @pytest.fixture(scope="module")
 def frisian_client(tmp_path_factory):
     root = tmp_path_factory.mktemp("frisian-service")
-    directory = root / "data" / "frisian"
-    directory.mkdir(parents=True)
-    for pair in build_pairs(3):
-        run_pair_task("frisian", tuple(s.name for s in pair), str(directory), threads=1)
+    shutil.copytree(session_database(tmp_path_factory, "frisian", 3), root / "data" / "frisian")
     server = start_server(root / "data", root / "server.log", {"ADJUDICATOR_REQUEST_MS": "3000"})
     try:
         with httpx.Client(base_url=server.url, timeout=60) as c:

@@ -12,23 +12,20 @@ from click.testing import CliRunner
 from tables_api_check import check, sample
 
 import tablebase
-from tablebase.build.task import run_pair_task
 from tablebase.cli import main
-from tablebase.material.slices import build_pairs, parse_slice
+from tablebase.material.slices import parse_slice
 from tablebase.rules import legal_moves
 from tablebase.rules.position import Position
 from tablebase.rules.variants import FRISIAN
 from tablebase.storage.reader import read_attrs
 from tablebase.storage.slicefile import slice_path
+from tests.conftest import session_database
 
 
 @pytest.fixture(scope="module")
 def db3(tmp_path_factory) -> Path:
-    d = tmp_path_factory.mktemp("frisian") / "frisian"
-    d.mkdir()
-    for pair in build_pairs(3):
-        run_pair_task("frisian", tuple(s.name for s in pair), str(d), threads=2)
-    return d
+    """The session's 2-3 piece Frisian database (read only)."""
+    return session_database(tmp_path_factory, "frisian", 3)
 
 
 def test_three_pieces_agree_with_the_rules_api(db3):

@@ -14,12 +14,8 @@ from tablebase.material.slices import build_pairs, parse_slice
 from tablebase.rules import movegen as mg
 from tablebase.rules.variants import BRAZILIAN, ENGLISH, INTERNATIONAL, RUSSIAN, Variant
 from tablebase.solve import men as solve_men
-from tests.tablebase.conftest import (
-    assert_locally_consistent,
-    build_db,
-    lengthened,
-    solved_with_widths,
-)
+from tests.conftest import session_database
+from tests.tablebase.conftest import assert_locally_consistent, lengthened, solved_with_widths
 
 VARIANTS = (ENGLISH, INTERNATIONAL, RUSSIAN, BRAZILIAN)
 
@@ -37,15 +33,11 @@ def solved_whole(monkeypatch, variant, pair, deps, vb=None):
 
 @pytest.fixture(scope="module")
 def dbs(tmp_path_factory):
-    """``dbs(variant)``: its 2-4 piece database, built by the generator (the configurations'
-    solver where it applies) once per module."""
-    root = tmp_path_factory.mktemp("men")
-    built = {}
+    """``dbs(variant)``: the session's 2-4 piece database of ``variant``, built by the
+    generator (the configurations' solver where it applies); read only."""
 
     def get(variant: Variant):
-        if variant.name not in built:
-            built[variant.name] = build_db(root / variant.name, variant.name, 4)
-        return built[variant.name]
+        return session_database(tmp_path_factory, variant.name, 4)
 
     return get
 

@@ -13,13 +13,12 @@ from tables_api_check import check, sample
 import tablebase
 from tablebase.rules.position import Position
 from tablebase.rules.variants import BRAZILIAN, RUSSIAN
-from tests.tablebase.conftest import build_db
+from tests.conftest import session_database
 
 
 @pytest.fixture(scope="module")
 def db3(tmp_path_factory) -> dict[str, Path]:
-    root = tmp_path_factory.mktemp("db8x8")
-    return {v.name: build_db(root / v.name, v.name, 3) for v in (RUSSIAN, BRAZILIAN)}
+    return {v.name: session_database(tmp_path_factory, v.name, 3) for v in (RUSSIAN, BRAZILIAN)}
 
 
 @pytest.mark.parametrize("variant", [RUSSIAN, BRAZILIAN], ids=lambda v: v.name)
@@ -46,10 +45,10 @@ def test_positions_decided_by_the_rules(db3):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", [RUSSIAN, BRAZILIAN], ids=lambda v: v.name)
-def test_four_pieces_agree_with_the_rules_api(tmp_path, variant):
+def test_four_pieces_agree_with_the_rules_api(tmp_path_factory, variant):
     """At four pieces a Russian man crowned mid-capture can end the capture off the last row
     with a piece left to play against, so a solver that ignores the crowning shows here."""
-    db = build_db(tmp_path / variant.name, variant.name, 4)
+    db = session_database(tmp_path_factory, variant.name, 4)
     # positions whose only move crowns a man on f8 mid-capture and ends on a3 or a5 with a
     # black piece left: the value after it differs for a king and for a man there
     crowning = ["W:W12:B8,15,K17", "W:W12:B2,8,17", "W:W11:B7,9,28", "W:W12:B8,17,27"]

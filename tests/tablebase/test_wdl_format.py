@@ -20,7 +20,7 @@ from tablebase.storage.reader import read_attrs, read_slice, read_wdl
 from tablebase.storage.slicefile import DATASET, TableFileError, slice_path
 from tablebase.storage.values import decode, encode, narrowed, value_dtype
 from tablebase.storage.wdl import DONT_CARE, classify, exact_wdl, unpack
-from tests.conftest import tablebase_cli
+from tests.conftest import session_database, tablebase_cli
 from tests.tablebase.conftest import with_a_changed_value
 
 run = tablebase_cli  # tablebase ARGS in a child process
@@ -320,9 +320,7 @@ def test_batch_resolves_many_captures_and_captures_after_captures(db3_internatio
 @pytest.fixture(scope="module")
 def frisian3(tmp_path_factory) -> tuple[Path, Path]:
     """The 2-3 piece Frisian database (king runs in the index) and its WDL-only copy."""
-    from tests.tablebase.conftest import build_db
-
-    full = build_db(tmp_path_factory.mktemp("fr") / "frisian", "frisian", 3)
+    full = session_database(tmp_path_factory, "frisian", 3)
     dst = tmp_path_factory.mktemp("fr-wdl") / "frisian"
     run("export", "--wdl-only", str(full), str(dst))
     return full, dst
