@@ -1,4 +1,5 @@
-"""The ``tablebase`` command line (:mod:`.main`); ``stats --plot`` draws with :mod:`.plot`."""
+"""The ``tablebase`` command line: the commands (:mod:`.main`), their shared options and
+helpers (:mod:`.common`); ``stats --plot`` draws with :mod:`.plot`."""
 
 from tablebase.cli.main import main
 

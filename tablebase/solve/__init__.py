@@ -1,3 +1,6 @@
-"""Retrograde solving of one slice pair: over the whole pair (:mod:`.whole`), one men
-configuration at a time (:mod:`.men`), with king runs (:mod:`.runs`); :mod:`.atomics` holds
-the two machine operations the parallel passes need."""
+"""Retrograde solving of one slice pair: the skeleton that runs the passes
+(:mod:`.skeleton`) with the kernels over the whole pair (:mod:`.whole`), one men
+configuration at a time (:mod:`.men`, in bands out of core: :mod:`.bands`), with king runs
+(:mod:`.runs`); the named records the kernels take (:mod:`.records`), a solved slice's
+statistics (:mod:`.stats`), a task's memory model (:mod:`.memory`), and the two machine
+operations the parallel passes need (:mod:`.atomics`)."""
