@@ -112,8 +112,11 @@ def test_a_round_robin_of_three_engines_and_its_crosstable(tmp_path):
     assert table.points(0) == (4.0, 4)
     assert table.points(1) == (1.0, 4)
     assert table.points(2) == (1.0, 4)
-    text = table.text()
-    assert "  1 Strong         4     4       -     2/2     2/2" in text
+    rows = [line.split() for line in table.text().splitlines()]
+    assert rows[1] == ["engine", "points", "games", "1", "2", "3"]
+    assert rows[2] == ["1", "Strong", "4", "4", "-", "2/2", "2/2"]
+    assert rows[3] == ["2", "Weak", "1", "4", "0/2", "-", "1/2"]
+    assert rows[4] == ["3", "Blank", "1", "4", "0/2", "1/2", "-"]
     assert table.pair(1, 2).wins == 1 and table.pair(1, 2).losses == 1
 
 

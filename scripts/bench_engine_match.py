@@ -1,0 +1,107 @@
+"""Games at once measured: the same match of real Hub engines at ``--concurrency 1`` and ``N``.
+
+    python scripts/bench_engine_match.py --scan BIN [--games 100] [--depth 4] [--concurrency 2]
+        [--out DIR]
+
+Scan (its folder copied to ``DIR/scan``, as it reads ``scan.ini`` and ``data/`` where it runs)
+plays itself with other options (``tt-size`` 16 against 18) at a fixed ``--depth`` from the
+first ``games / 2`` two-move openings (each with both colours), once one game at a time and
+once ``--concurrency`` at once, through ``adjudicator match`` (a subprocess each, timed). One
+line per run (wall time, score), then the ratio, whether the two PDNs are the same games, and
+how many games ``adjudicator rule`` rules to the same result, reason and ply (every game ended
+by a rule; games ended otherwise are counted apart).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from adjudicator import rule_file
+from adjudicator.pdn import read_games
+from tablebase.rules import Position, legal_moves, play
+from tablebase.rules.notation import move_text
+from tablebase.rules.variants import INTERNATIONAL
+
+RULE_ENDS = {"no-pieces", "no-moves", "threefold", "25-move", "16-move", "5-move", "tablebase"}
+
+
+def ballots(count: int) -> str:
+    """The first ``count`` two-move openings (white's move, black's reply, in square order)."""
+    start = Position.start(INTERNATIONAL)
+    out = []
+    for first in sorted(legal_moves(start), key=lambda m: (m.frm, m.to)):
+        after = play(start, first)
+        for reply in sorted(legal_moves(after), key=lambda m: (m.frm, m.to)):
+            out.append(f'[Event "ballot"]\n1. {move_text(start, first)} {move_text(after, reply)} *\n')
+    if len(out) < count:
+        raise SystemExit(f"only {len(out)} two-move openings")
+    return "\n".join(out[:count])
+
+
+def run(args: argparse.Namespace, out: Path, concurrency: int) -> tuple[float, str, Path]:
+    pdn = out / f"c{concurrency}.pdn"
+    scan = out / "scan"
+    engine = f"cmd=./{Path(args.scan).name} arg=hub dir={scan}"
+    cmd = [
+        sys.executable, "-m", "adjudicator.cli", "match",
+        "--engine", f"name=Scan-16 {engine} option.tt-size=16",
+        "--engine", f"name=Scan-18 {engine} option.tt-size=18",
+        "--openings", str(out / "ballots.pdn"), "--games", str(args.games),
+        "--depth", str(args.depth), "--time", "10", "--concurrency", str(concurrency),
+        "--pdn", str(pdn),
+    ]  # fmt: skip
+    began = time.monotonic()
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.monotonic() - began
+    if done.returncode != 0:
+        raise SystemExit(done.stderr)
+    return wall, done.stderr.strip().splitlines()[-6], pdn
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--scan", required=True)
+    ap.add_argument("--games", type=int, default=100)
+    ap.add_argument("--depth", type=int, default=4)
+    ap.add_argument("--concurrency", type=int, default=2)
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    out = Path(args.out or tempfile.mkdtemp(prefix="bench-engine-match-"))
+    out.mkdir(parents=True, exist_ok=True)
+    if not (out / "scan").exists():
+        shutil.copytree(os.path.dirname(os.path.abspath(args.scan)), out / "scan")
+    (out / "ballots.pdn").write_text(ballots((args.games + 1) // 2))
+    load = os.getloadavg()[0]
+    results = {}
+    for n in (1, args.concurrency):
+        wall, score, pdn = run(args, out, n)
+        results[n] = (wall, pdn)
+        print(f"concurrency {n}: {args.games} games in {wall:.1f} s ({score})", flush=True)
+    one, many = results[1], results[args.concurrency]
+    same = one[1].read_text() == many[1].read_text()
+    games = list(read_games(str(many[1])))
+    rulings = [r.to_dict() for r in rule_file(str(many[1]))]
+    agree = ends = 0
+    for game, ruling in zip(games, rulings, strict=True):
+        if game.tags["Termination"] not in RULE_ENDS:
+            continue
+        ends += 1
+        agree += (ruling["result"], ruling["reason"], ruling["plies"]) == (
+            game.tags["Result"], game.tags["Termination"], len(game.moves),
+        )  # fmt: skip
+    print(
+        f"ratio {one[0] / many[0]:.2f} (load average {load:.1f} at the start, "
+        f"{os.getloadavg()[0]:.1f} at the end); same games: {same}; adjudicator rule agrees "
+        f"on {agree} of {ends} games ended by a rule ({len(games) - ends} ended otherwise)"
+    )
+
+
+if __name__ == "__main__":
+    main()
