@@ -93,7 +93,7 @@ def main() -> None:
         if game.tags["Termination"] not in RULE_ENDS:
             continue
         ends += 1
-        agree += (ruling["result"], ruling["reason"], ruling["plies"]) == (
+        agree += (ruling["result"], ruling["reason"], ruling["ply"]) == (
             game.tags["Result"], game.tags["Termination"], len(game.moves),
         )  # fmt: skip
     print(

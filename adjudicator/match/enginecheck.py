@@ -45,15 +45,15 @@ def check_engines(specs: tuple[Spec, ...], variant: Variant) -> tuple[tuple[Spec
             raise EngineCheckError(f"{label}: cannot start it: {error}") from None
         finally:
             process.close(wait=1.0)
-        try:
-            check_options(spec.name or own, process.params, spec.options)
-        except ValueError as error:
-            raise EngineCheckError(str(error)) from None
         if variant.name != "international" and "variant" not in {p.name for p in process.params}:
             raise EngineCheckError(
                 f"engine {spec.name or own}: declares no variant parameter, so it cannot be "
                 f"told to play {variant.name}"
             )
+        try:
+            check_options(spec.name or own, process.params, spec.options)
+        except ValueError as error:
+            raise EngineCheckError(str(error)) from None
         out.append(spec)
         names.append(spec.name or own or f"engine {i + 1}")
     return tuple(out), names

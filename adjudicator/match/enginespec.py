@@ -161,7 +161,7 @@ def _long_hub(text, fields, args, options, ports, name) -> Spec:
         if os.sep in cmd and not os.path.isabs(cmd):
             if not os.path.isfile(local):
                 raise SpecError(f"engine {text!r}: cmd={cmd}: no such file in {folder}")
-            cmd = local  # ./scan in its folder, with no shell to resolve it
+            cmd = os.path.normpath(local)  # ./scan in its folder, with no shell to resolve it
     line = " ".join(shlex.quote(a) for a in (cmd, *args))
     depth = fields.get("depth")
     if depth is not None and (not depth.isdigit() or int(depth) < 1):

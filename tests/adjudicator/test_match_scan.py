@@ -62,7 +62,7 @@ def ruled_the_same(pdn: Path, db=None) -> list:
         if game.tags["Termination"] in RULE_ENDS:
             assert ruling["result"] == game.tags["Result"], game.tags
             assert ruling["reason"] == game.tags["Termination"], game.tags
-            assert ruling["plies"] == len(game.moves), game.tags
+            assert ruling["ply"] == len(game.moves), game.tags
     return games
 
 
