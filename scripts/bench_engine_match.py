@@ -39,7 +39,8 @@ def ballots(count: int) -> str:
     for first in sorted(legal_moves(start), key=lambda m: (m.frm, m.to)):
         after = play(start, first)
         for reply in sorted(legal_moves(after), key=lambda m: (m.frm, m.to)):
-            out.append(f'[Event "ballot"]\n1. {move_text(start, first)} {move_text(after, reply)} *\n')
+            moves = f"{move_text(start, first)} {move_text(after, reply)}"
+            out.append(f'[Event "ballot"]\n1. {moves} *\n')
     if len(out) < count:
         raise SystemExit(f"only {len(out)} two-move openings")
     return "\n".join(out[:count])
