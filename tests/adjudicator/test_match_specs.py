@@ -177,3 +177,13 @@ def test_dxp_engines_on_one_port_say_they_serve_one_game_at_a_time():
     assert len(notes) == 1 and "engine 1 (dxp:127.0.0.1:27531) is DXP on 1 port" in notes[0]
     assert "at most 1 of its games run at once" in notes[0]
     assert port_notes(specs, 1) == []
+
+
+def test_a_depth_is_sent_with_every_level_and_an_engine_s_own_depth_wins():
+    from adjudicator.match.clock import Clock, TimeControl
+
+    clock = Clock(TimeControl(minutes=1, depth=3))
+    assert clock.level() == "level depth=3 time=60.000"
+    assert clock.level(7) == "level depth=7 time=60.000"
+    assert Clock(TimeControl(move_time=0.5)).level(2) == "level depth=2 move-time=0.5"
+    assert Clock(TimeControl(minutes=1)).level() == "level time=60.000"
