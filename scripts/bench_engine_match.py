@@ -73,7 +73,8 @@ def run(args: argparse.Namespace, out: Path, concurrency: int) -> tuple[float, s
     wall = time.monotonic() - began
     if done.returncode != 0:
         raise SystemExit(done.stderr)
-    return wall, done.stderr.strip().splitlines()[-6], pdn
+    score = next(line for line in done.stdout.splitlines() if line.startswith("score:"))
+    return wall, score, pdn
 
 
 def agreement(pdn: Path, db=None) -> tuple[int, int, int]:
