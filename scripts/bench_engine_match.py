@@ -39,7 +39,11 @@ from tablebase.rules import Position, legal_moves, play
 from tablebase.rules.notation import move_text
 from tablebase.rules.variants import INTERNATIONAL, VARIANTS
 
-RULE_ENDS = {"no-pieces", "no-moves", "threefold", "25-move", "16-move", "5-move", "tablebase"}
+# the ends that are not the rules' (any other reason is a rule of the variant: no-pieces,
+# threefold, 25-move, Frisian's king-against-king, ..., or the tables)
+NOT_RULES = {"claim", "resignation", "false-claim", "illegal-move", "malformed-message",
+             "disconnected", "engine-crashed", "time", "refused", "unfinished",
+             "draw-adjudication", "resign-adjudication"}  # fmt: skip
 
 
 def ballots(count: int) -> str:
@@ -83,7 +87,7 @@ def agreement(pdn: Path, db=None) -> tuple[int, int, int]:
     rulings = [r.to_dict() for r in rule_file(str(pdn), db=db)]
     agree = ends = 0
     for game, ruling in zip(games, rulings, strict=True):
-        if game.tags["Termination"] not in RULE_ENDS:
+        if game.tags["Termination"] in NOT_RULES:
             continue
         ends += 1
         agree += (ruling["result"], ruling["reason"], ruling["ply"]) == (
