@@ -68,8 +68,13 @@ class Spec:
 def parse_spec(text: str) -> Spec:
     """Read one ``--engine`` value (either shape)."""
     kind, sep, rest = text.partition(":")
-    if sep and kind in KINDS and "=" not in kind:
+    if sep and kind in KINDS:
         return _short(text, kind, rest)
+    if sep and "=" not in kind and " " not in kind:
+        raise SpecError(
+            f"engine {text!r}: unknown kind {kind!r} (dxp, dxp-listen or hub; or the "
+            "NAME=VALUE form: cmd=... proto=...)"
+        )
     return _long(text)
 
 

@@ -83,7 +83,7 @@ class Outcome:
 def _elo(x: float) -> str:
     if x in (float("inf"), float("-inf")):
         return "+inf" if x > 0 else "-inf"
-    return f"{x:+.1f}"
+    return f"{x + 0.0:+.1f}"  # + 0.0: no "-0.0"
 
 
 def shown_names(names: list[str]) -> list[str]:

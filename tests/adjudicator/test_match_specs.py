@@ -58,6 +58,7 @@ def test_the_long_form_in_cutechess_shape(tmp_path):
         ("cmd=x depth=0", "depth must be a whole number >= 1"),
         ("cmd=x name=a name=b", "name= given twice"),
         ("scan hub", "is not NAME=VALUE"),
+        ("tcp:1:2", "unknown kind 'tcp'"),
     ],
 )
 def test_bad_specs_are_named(text, message):
