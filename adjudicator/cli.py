@@ -325,14 +325,19 @@ def serve(db: str | None, host: str, port: int, log_level: str, cache: str | Non
     "--engine",
     "engines",
     multiple=True,
-    required=True,
     metavar="SPEC",
-    help="Twice: dxp:HOST:PORT (the engine listens), dxp-listen:PORT (the referee listens) "
-    "or hub:COMMAND LINE (a Hub engine process).",
+    help="An engine (twice for a match, more for a tournament): dxp:HOST:PORT[,PORT..], "
+    "dxp-listen:PORT, hub:COMMAND LINE, or 'name=N cmd=PROG arg=A dir=DIR proto=hub|dxp "
+    "option.NAME=VALUE' (see docs/MATCH.md).",
 )
-@click.option("--games", type=click.IntRange(min=1), default=None, help="Games to play "
-              "[default: two per opening].")  # fmt: skip
+@click.option("--variant", type=click.Choice(["international", "frisian"]),
+              default="international", show_default=True, help="The game played.")  # fmt: skip
+@click.option("--games", type=click.IntRange(min=1), default=None, help="Games per pair of "
+              "engines [default: two per opening].")  # fmt: skip
 @click.option("--openings", metavar="FILE", help="FENs one a line, or PDN games played first.")
+@click.option("--openings-order", type=click.Choice(["sequential", "random"]),
+              default="sequential", show_default=True, help="The openings' order.")  # fmt: skip
+@click.option("--seed", type=int, default=None, help="Seed of --openings-order random.")
 @click.option("--db", metavar="DIR", help="Tables for adjudication and for checking claims.")
 @click.option(
     "--adjudicate",
@@ -356,42 +361,42 @@ def serve(db: str | None, host: str, port: int, log_level: str, cache: str | Non
               help="Seconds added after each move (Hub engines only).")  # fmt: skip
 @click.option("--move-time", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Seconds per move instead of a game clock (Hub engines only).")  # fmt: skip
+@click.option("--depth", type=click.IntRange(min=1), default=None,
+              help="Search depth per move (Hub engines only: level depth=).")  # fmt: skip
 @click.option("--grace", type=click.FloatRange(min=0), default=0.5, show_default=True,
               help="Seconds of transport allowance before a loss on time.")  # fmt: skip
 @click.option("--max-plies", type=click.IntRange(min=1), default=1000, show_default=True,
               help="A game still running after this many plies is unfinished (*).")  # fmt: skip
 @click.option("--search-nodes", type=click.IntRange(min=0), default=RuleOptions.search_nodes,
               show_default=True, help="Node budget of the count-aware table search.")  # fmt: skip
+@click.option("--concurrency", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Games played at once.")  # fmt: skip
+@click.option("--tournament", type=click.Choice(["roundrobin", "gauntlet"]), default=None,
+              help="3+ engines: every pair, or the first against each other.")  # fmt: skip
+@click.option("--sprt", metavar="'elo0=E0 elo1=E1 alpha=A beta=B'", default=None,
+              help="Stop when the pentanomial GSPRT accepts a hypothesis.")  # fmt: skip
+@click.option("--draw", metavar="'movenumber=N movecount=M score=S'", default=None,
+              help="Draw when both engines' scores stay within S hundredths of a man.")  # fmt: skip
+@click.option("--resign", metavar="'movecount=M score=S [twosided=true]'", default=None,
+              help="Loss for an engine whose scores stay at or below -S hundredths.")  # fmt: skip
+@click.option("--resume", metavar="FILE", type=click.Path(dir_okay=False), default=None,
+              help="State file: saved after every game; continued if it exists.")  # fmt: skip
 @click.option("--pdn", "pdn_out", metavar="OUT", type=click.Path(dir_okay=False),
               help="Write every game to this PDN file.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per game on stdout.")
-def match(
-    engines: tuple[str, ...],
-    games: int | None,
-    openings: str | None,
-    db: str | None,
-    adjudicate: str | None,
-    false_claims: str,
-    minutes: float,
-    moves: int,
-    inc: float,
-    move_time: float | None,
-    grace: float,
-    max_plies: int,
-    search_nodes: int,
-    pdn_out: str | None,
-    as_json: bool,
-) -> None:
-    """Play a refereed match between two engines (see docs/MATCH.md)."""
+@click.pass_context
+def match(ctx: click.Context, **options: object) -> None:
+    """Play a refereed match or tournament of engines (see docs/MATCH.md)."""
     # Imported here: the referee's modules add about 10 % to the other commands' start-up
     # (0.23-0.32 s after adjudicator.cli's 2.9 s, measured on the loaded 2-core machine).
     from adjudicator.match.cli import run
 
-    status = run(
-        engines, games, openings, db, adjudicate, false_claims, minutes, moves, inc,
-        move_time, grace, max_plies, search_nodes, pdn_out, as_json,
-    )  # fmt: skip
-    sys.exit(status)
+    given = {
+        name
+        for name in options
+        if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT
+    }
+    sys.exit(run(options, given))
 
 
 if __name__ == "__main__":  # pragma: no cover

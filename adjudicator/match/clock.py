@@ -6,7 +6,9 @@ carries minutes and moves, Hub's ``level`` carries ``time``, ``moves`` and ``inc
 fixed time per move (``move_time``, Hub's ``level move-time``). The referee measures each
 move from the moment it hands the engine the move (or the game) to the moment the answer
 arrives; an engine whose time runs out, ``grace`` seconds of transport allowance aside, has
-lost on time.
+lost on time. ``depth`` (Hub's ``level depth=``) also limits each search to that many plies:
+with a game clock long enough, a deterministic engine then plays the same game however loaded
+the machine is.
 """
 
 from __future__ import annotations
@@ -21,8 +23,11 @@ class TimeControl:
     inc: float = 0.0
     move_time: float | None = None
     grace: float = 0.5
+    depth: int | None = None
 
     def __post_init__(self) -> None:
+        if self.depth is not None and self.depth < 1:
+            raise ValueError("the search depth must be at least 1")
         if self.move_time is None and self.minutes <= 0:
             raise ValueError("the game time must be positive")
         if self.move_time is not None and self.move_time <= 0:
@@ -31,11 +36,12 @@ class TimeControl:
             raise ValueError("moves, increment and grace must not be negative")
 
     def describe(self) -> str:
+        depth = f", depth {self.depth}" if self.depth is not None else ""
         if self.move_time is not None:
-            return f"{self.move_time:g} s per move"
+            return f"{self.move_time:g} s per move{depth}"
         per = f"/{self.moves} moves" if self.moves else ""
         inc = f" + {self.inc:g} s" if self.inc else ""
-        return f"{self.minutes:g} min{per}{inc}"
+        return f"{self.minutes:g} min{per}{inc}{depth}"
 
     def dxp_fields(self) -> tuple[int, int]:
         """GAMEREQ's minutes and moves; ``ValueError`` when DXP cannot carry this control."""
@@ -69,12 +75,15 @@ class Clock:
         c = self.control
         return 0 if not c.moves else c.moves - self.made % c.moves
 
-    def level(self) -> str:
-        """The Hub ``level`` line for this engine's next move."""
+    def level(self, depth_limit: int | None = None) -> str:
+        """The Hub ``level`` line for this engine's next move (``depth_limit``: the engine's
+        own depth, instead of the control's)."""
         c = self.control
+        limit = c.depth if depth_limit is None else depth_limit
+        depth = "" if limit is None else f"depth={limit} "
         if c.move_time is not None:
-            return f"level move-time={c.move_time:g}"
-        parts = [f"time={max(self.left, 0.0):.3f}"]
+            return f"level {depth}move-time={c.move_time:g}"
+        parts = [f"{depth}time={max(self.left, 0.0):.3f}"]
         if c.moves:
             parts.insert(0, f"moves={self.moves_to_control()}")
         if c.inc:

@@ -1,14 +1,19 @@
-"""The engines of a match: their specs, and one adapter per protocol with the same face.
+"""The engines of a match: one adapter per protocol with the same face.
 
-A spec names how to reach an engine:
+A spec (:mod:`adjudicator.match.enginespec`) names how to reach an engine:
 
-- ``dxp:HOST:PORT`` - the engine listens (as Moby Dam does by default); the referee connects
+- ``dxp`` - the engine listens (as Moby Dam does by default); the referee connects
   and is its DXP partner, the initiator, sending a GAMEREQ for each game;
-- ``dxp-listen:PORT`` - the referee listens; the engine connects and, as the initiator, sends
+- ``dxp-listen`` - the referee listens; the engine connects and, as the initiator, sends
   the GAMEREQ; the referee accepts only the game it has scheduled (colour, position, time)
   and refuses any other with the GAMEACC code that says why and a CHAT naming the game
   expected;
-- ``hub:COMMAND LINE`` - a Hub engine process the referee starts (``hub:scan hub``).
+- ``hub`` - a Hub engine process the referee starts in the spec's folder, with its options
+  (``set-param``) before ``init``.
+
+One adapter serves one game at a time: a DXP adapter holds one port (its connection kept from
+game to game); a Hub adapter is made for one game (a fresh process, so that a game does not
+depend on the games played before it).
 
 A DXP engine sees the referee as its opponent (the other engine's name in GAMEREQ or
 GAMEACC); the referee relays each move to it as a MOVE and each game's end as a GAMEEND.
@@ -27,12 +32,24 @@ from dataclasses import dataclass
 
 from adjudicator.match import dxp
 from adjudicator.match.clock import Clock, TimeControl
+from adjudicator.match.enginespec import Spec, SpecError, parse_spec
 from adjudicator.match.hub import HubError, HubProcess, position_text
 from tablebase.rules.moves import Move
 from tablebase.rules.position import Position
 
 CONNECT_TIMEOUT = 30.0  # seconds to connect, start, or get a game accepted
 END_TIMEOUT = 2.0  # seconds to wait for a DXP engine to confirm a GAMEEND
+
+__all__ = [
+    "Engine",
+    "Fault",
+    "GameSetup",
+    "Reply",
+    "Spec",
+    "SpecError",
+    "make_engine",
+    "parse_spec",
+]
 
 
 class Fault(Exception):
@@ -41,44 +58,6 @@ class Fault(Exception):
     def __init__(self, reason: str, detail: str) -> None:
         self.reason = reason
         super().__init__(detail)
-
-
-class SpecError(ValueError):
-    """An engine spec that cannot be read."""
-
-
-@dataclass(frozen=True)
-class Spec:
-    kind: str  # "dxp", "dxp-listen", "hub"
-    host: str = ""
-    port: int = 0
-    command: str = ""
-    text: str = ""
-
-
-def parse_spec(text: str) -> Spec:
-    """Read ``dxp:HOST:PORT``, ``dxp-listen:PORT`` or ``hub:COMMAND LINE``."""
-    kind, sep, rest = text.partition(":")
-    if not sep:
-        raise SpecError(f"engine {text!r}: expected dxp:HOST:PORT, dxp-listen:PORT or hub:COMMAND")
-    if kind == "hub":
-        if not rest.strip():
-            raise SpecError(f"engine {text!r}: hub: needs a command line")
-        return Spec("hub", command=rest.strip(), text=text)
-    if kind == "dxp":
-        host, sep, port = rest.rpartition(":")
-        if not sep or not host:
-            raise SpecError(f"engine {text!r}: expected dxp:HOST:PORT")
-        return Spec("dxp", host=host, port=_port(text, port), text=text)
-    if kind == "dxp-listen":
-        return Spec("dxp-listen", port=_port(text, rest), text=text)
-    raise SpecError(f"engine {text!r}: unknown kind {kind!r} (dxp, dxp-listen or hub)")
-
-
-def _port(text: str, port: str) -> int:
-    if not port.isdigit() or not 0 < int(port) < 65536:
-        raise SpecError(f"engine {text!r}: {port!r} is not a port number (1-65535)")
-    return int(port)
 
 
 @dataclass(frozen=True)
@@ -103,6 +82,7 @@ class Reply:
     squares: tuple[int, int, tuple[int, ...]] | None = None  # from, to, captured (DXP)
     claim: str | None = None  # "win", "draw", "loss" (resigns) or "unknown"
     note: str = ""
+    score: float | None = None  # the engine's own score of the move, hundredths of a man
 
     def shown(self) -> str:
         if self.text is not None:
@@ -144,18 +124,19 @@ class Engine:
         self.reset()
 
 
-def make_engine(spec: Spec, label: str) -> Engine:
+def make_engine(spec: Spec, label: str, port: int | None = None) -> Engine:
+    """An adapter for ``spec`` (``port``: the DXP port it holds, default the first)."""
     if spec.kind == "hub":
         return HubEngine(spec, label)
     if spec.kind == "dxp":
-        return DxpEngine(spec, label)
-    return DxpListenEngine(spec, label)
+        return DxpEngine(spec, label, port)
+    return DxpListenEngine(spec, label, port)
 
 
 class HubEngine(Engine):
     def __init__(self, spec: Spec, label: str) -> None:
         self.spec = spec
-        self.name = label
+        self.name = spec.name or label
         self.process: HubProcess | None = None
         self.game: GameSetup | None = None
 
@@ -165,9 +146,10 @@ class HubEngine(Engine):
     def begin(self, game: GameSetup) -> None:
         self.game = game
         if self.process is None:
-            self.process = HubProcess(self.spec.command)
+            self.process = HubProcess(self.spec.args or self.spec.command, self.spec.dir)
             try:
-                self.name = self.process.start(CONNECT_TIMEOUT) or self.name
+                own = self.process.start(CONNECT_TIMEOUT, self.spec.options)
+                self.name = self.spec.name or own or self.name
             except HubError as error:
                 self.reset()
                 reason = "engine-crashed" if error.reason == "time" else error.reason
@@ -185,14 +167,14 @@ class HubEngine(Engine):
             line += f' moves="{moves}"'
         started = time.monotonic()
         try:
-            answer = self.process.go(line, clock.level(), started + clock.budget())
+            answer = self.process.go(line, clock.level(self.spec.depth), started + clock.budget())
         except HubError as error:
             raise self._fault(error) from None
         seconds = time.monotonic() - started
         note = "; ".join(e for e in answer.errors if e)
         if answer.move is None:
             return Reply(seconds, claim="loss", note=note or "done without a move")
-        return Reply(seconds, text=answer.move, note=note)
+        return Reply(seconds, text=answer.move, note=note, score=_hundredths(answer.score))
 
     def reset(self) -> None:
         """After a fault: a moment to quit, then the process is ended."""
@@ -206,12 +188,21 @@ class HubEngine(Engine):
             self.process = None
 
 
+def _hundredths(score: str | None) -> float | None:
+    """Hub's ``score=`` (in men) in hundredths of a man; None when absent or unreadable."""
+    try:
+        return None if score is None else round(float(score) * 100, 6)
+    except ValueError:
+        return None
+
+
 class _Dxp(Engine):
     """What both DXP roles share: the game as relayed moves and a GAMEEND."""
 
-    def __init__(self, spec: Spec, label: str) -> None:
+    def __init__(self, spec: Spec, label: str, port: int | None = None) -> None:
         self.spec = spec
-        self.name = label
+        self.port = spec.port if port is None else port
+        self.name = spec.name or label
         self.conn: dxp.Connection | None = None
         self.since = 0.0  # when the engine's current turn began
         self.ended = False  # the engine has sent its GAMEEND
@@ -310,7 +301,7 @@ class DxpEngine(_Dxp):
         self.last = game.last
         if self.conn is None:
             try:
-                self.conn = dxp.Connection.connect(self.spec.host, self.spec.port, CONNECT_TIMEOUT)
+                self.conn = dxp.Connection.connect(self.spec.host, self.port, CONNECT_TIMEOUT)
             except dxp.DxpError as error:
                 raise self._fault(error) from None
         minutes, moves = game.control.dxp_fields()
@@ -335,7 +326,7 @@ class DxpEngine(_Dxp):
                 raise Fault("malformed-message", f"{self.name}: {text!r} instead of a GAMEACC")
         if message.code != "0":
             raise Fault("refused", f"{self.name}: GAMEACC code {message.code}: game refused")
-        self.name = message.name or self.name
+        self.name = self.spec.name or message.name or self.name
         self.since = time.monotonic()
 
 
@@ -344,8 +335,8 @@ class DxpListenEngine(_Dxp):
 
     last = False
 
-    def __init__(self, spec: Spec, label: str) -> None:
-        super().__init__(spec, label)
+    def __init__(self, spec: Spec, label: str, port: int | None = None) -> None:
+        super().__init__(spec, label, port)
         self.server: socket.socket | None = None
 
     def _listen(self) -> socket.socket:
@@ -353,12 +344,10 @@ class DxpListenEngine(_Dxp):
             server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
-                server.bind(("", self.spec.port))
+                server.bind(("", self.port))
             except OSError as error:
                 server.close()
-                raise Fault(
-                    "disconnected", f"cannot listen on port {self.spec.port}: {error}"
-                ) from None
+                raise Fault("disconnected", f"cannot listen on port {self.port}: {error}") from None
             server.listen(1)
             self.server = server
         return self.server
@@ -374,7 +363,7 @@ class DxpListenEngine(_Dxp):
                 sock, addr = server.accept()
             except OSError:
                 raise Fault(
-                    "disconnected", f"{self.name}: no connection on port {self.spec.port}"
+                    "disconnected", f"{self.name}: no connection on port {self.port}"
                 ) from None
             sock.settimeout(None)
             self.conn = dxp.Connection(sock, f"{addr[0]}:{addr[1]}")
@@ -395,7 +384,7 @@ class DxpListenEngine(_Dxp):
                 break
             self._send(dxp.gameacc(game.opponent, code))
             self._send(dxp.chat(_expected(game)))
-        self.name = message.name or self.name
+        self.name = self.spec.name or message.name or self.name
         self._send(dxp.gameacc(game.opponent, "0"))
         self.since = time.monotonic()
 

@@ -3,8 +3,11 @@
 Lines go both ways on the engine's stdin and stdout, each ``command name=value ...``, values
 with spaces in double quotes. The exchange the referee uses:
 
-- ``hub`` -> ``id name=... version=...``, ``param ...`` lines, ``wait``; then ``init`` ->
-  ``ready`` (start-up);
+- ``hub`` -> ``id name=... version=...``, ``param ...`` lines, ``wait``; then a
+  ``set-param name=... value=...`` per option given, and ``init`` -> ``ready`` (start-up).
+  Each option must be one of the declared ``param`` names, with a value its ``type`` allows
+  (``bool``: true/false, ``int``/``real`` within ``min``/``max``, ``enum`` one of
+  ``values``), else :func:`check_options` says why;
 - per game ``new-game``; per move ``pos pos=<51 characters> moves="..."`` (the game's start
   position, ``W``/``B`` then 50 squares ``e w b W B``, and every move since, so that the
   engine knows the repetition history), ``level ...`` (``move-time=S``, or ``time=S`` left
@@ -30,7 +33,16 @@ from dataclasses import dataclass, field
 
 from tablebase.probe.hub import parse_position, position_text
 
-__all__ = ["Answer", "HubProcess", "parse_line", "parse_position", "position_text", "quote"]
+__all__ = [
+    "Answer",
+    "HubProcess",
+    "Param",
+    "check_options",
+    "parse_line",
+    "parse_position",
+    "position_text",
+    "quote",
+]
 
 MAX_LINE = 64 * 1024
 _EOF = object()
@@ -76,6 +88,67 @@ def quote(value: str) -> str:
     return '"' + value.replace('"', "'") + '"'
 
 
+@dataclass(frozen=True)
+class Param:
+    """A parameter an engine declares: ``param name=... value=... type=... ...``."""
+
+    name: str
+    value: str = ""
+    type: str = ""
+    values: tuple[str, ...] = ()  # enum
+    min: str = ""
+    max: str = ""
+
+    @staticmethod
+    def of(args: dict[str, str]) -> Param:
+        return Param(
+            args.get("name", ""),
+            args.get("value", ""),
+            args.get("type", ""),
+            tuple(args.get("values", "").split()),
+            args.get("min", ""),
+            args.get("max", ""),
+        )
+
+    def refusal(self, value: str) -> str | None:
+        """Why ``value`` is not one this parameter takes, or None."""
+        if self.type == "bool" and value not in ("true", "false"):
+            return "true or false"
+        if self.type == "enum" and self.values and value not in self.values:
+            return "one of " + ", ".join(self.values)
+        if self.type in ("int", "real"):
+            try:
+                number = int(value) if self.type == "int" else float(value)
+            except ValueError:
+                return "an integer" if self.type == "int" else "a number"
+            low = float(self.min) if _number(self.min) else None
+            high = float(self.max) if _number(self.max) else None
+            if (low is not None and number < low) or (high is not None and number > high):
+                return f"between {self.min or '-inf'} and {self.max or 'inf'}"
+        return None
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def check_options(engine: str, params: list[Param], options: tuple[tuple[str, str], ...]) -> None:
+    """``ValueError`` naming the first option ``params`` do not declare or allow."""
+    declared = {p.name: p for p in params}
+    for name, value in options:
+        param = declared.get(name)
+        if param is None:
+            known = ", ".join(declared) or "none"
+            raise ValueError(f"engine {engine}: unknown option {name!r} (its parameters: {known})")
+        why = param.refusal(value)
+        if why is not None:
+            raise ValueError(f"engine {engine}: option {name}={value}: the value must be {why}")
+
+
 @dataclass
 class Answer:
     """What a ``go`` brought back: the move text (None: ``done`` without a move), the last
@@ -89,18 +162,23 @@ class Answer:
 class HubProcess:
     """One engine process speaking Hub."""
 
-    def __init__(self, command: str, cwd: str | None = None) -> None:
-        self.command = command
+    def __init__(self, command: str | tuple[str, ...], cwd: str | None = None) -> None:
+        self.command = command if isinstance(command, str) else shlex.join(command)
+        self.argv = None if isinstance(command, str) else list(command)
         self.cwd = cwd
         self.lines: queue.Queue = queue.Queue()
         self.name = ""
+        self.params: list[Param] = []
         self.proc: subprocess.Popen | None = None
         self.stderr_tail: list[str] = []
 
-    def start(self, timeout: float) -> str:
-        """Launch and initialise; returns the engine's ``id name``."""
+    def start(
+        self, timeout: float, options: tuple[tuple[str, str], ...] = (), init: bool = True
+    ) -> str:
+        """Launch, set ``options`` and initialise (``init`` False: stop after reading the
+        parameters); returns the engine's ``id name``."""
         try:
-            args = shlex.split(self.command)
+            args = self.argv if self.argv is not None else shlex.split(self.command)
         except ValueError as error:
             raise Crashed(f"cannot read the command {self.command!r}: {error}") from None
         if not args:
@@ -124,8 +202,14 @@ class HubProcess:
             command, args_ = self.read(deadline, "the start-up (hub ... wait)")
             if command == "id":
                 self.name = args_.get("name", "")
+            elif command == "param":
+                self.params.append(Param.of(args_))
             elif command == "wait":
                 break
+        if not init:
+            return self.name or os.path.basename(args[0])
+        for name, value in options:
+            self.send(f"set-param name={quote(name)} value={quote(value)}")
         self.send("init")
         while self.read(deadline, "the start-up (init ... ready)")[0] != "ready":
             pass

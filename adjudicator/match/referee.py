@@ -16,15 +16,22 @@ message that is not one (``malformed-message``), a closed connection (``disconne
 process that ended (``engine-crashed``), an answer past the clock (``time``), a game
 refused (``refused``). A claim (DXP GAMEEND, a Hub ``done`` without a move as resignation)
 is judged by :func:`judge_claim`.
+
+Last, the engines' own scores may end a game by the match's conventions (``--draw``,
+``--resign``: :mod:`adjudicator.match.adjudication`), after the rules and the tables have
+had their say on that ply. Games run in threads at once share the referee; its tables are
+probed under one lock.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from adjudicator.drawrules import DrawState, RuleOptions
+from adjudicator.match.adjudication import DrawAdjudication, ResignAdjudication, ScoreWatch
 from adjudicator.match.clock import Clock, TimeControl
 from adjudicator.match.engines import Engine, Fault, GameSetup, Reply
 from adjudicator.match.openings import Opening
@@ -38,6 +45,7 @@ from tablebase.rules.position import Position
 ADJUDICATE = ("tables", "rules", "off")
 FALSE_CLAIMS = ("forfeit", "ignore")
 RULE_REASONS = frozenset({"no-pieces", "no-moves", "threefold", "tablebase"})
+_TABLES = threading.Lock()  # one probe of the shared tables at a time
 
 
 @dataclass(frozen=True)
@@ -50,6 +58,8 @@ class Referee:
     adjudicate: str = "rules"
     false_claims: str = "forfeit"
     max_plies: int = 1000
+    draw: DrawAdjudication | None = None  # --draw
+    resign: ResignAdjudication | None = None  # --resign
 
     def __post_init__(self) -> None:
         if self.adjudicate not in ADJUDICATE:
@@ -66,7 +76,8 @@ class Referee:
         if sum(pos.piece_count()) > self.max_pieces():
             return False
         try:
-            return bool(tb.covers(pos))
+            with _TABLES:
+                return bool(tb.covers(pos))
         except (LookupError, ValueError):
             return False
 
@@ -77,14 +88,15 @@ class Referee:
         return _max_pieces(self.tables)
 
     def verdict(self, pos: Position, state: DrawState) -> Verdict:
-        return rule_position(
-            self.tables,
-            pos,
-            state.count,
-            state.counter,
-            state.seen_twice(),
-            self.options.search_nodes,
-        )
+        with _TABLES:
+            return rule_position(
+                self.tables,
+                pos,
+                state.count,
+                state.counter,
+                state.seen_twice(),
+                self.options.search_nodes,
+            )
 
 
 _MAX_PIECES: dict[int, int] = {}
@@ -93,7 +105,9 @@ _MAX_PIECES: dict[int, int] = {}
 def _max_pieces(tb: Any) -> int:
     hit = _MAX_PIECES.get(id(tb))
     if hit is None:
-        hit = _MAX_PIECES[id(tb)] = max((sum(tuple(s)) for s in tb.slices()), default=0)
+        with _TABLES:
+            hit = max((sum(tuple(s)) for s in tb.slices()), default=0)
+        _MAX_PIECES[id(tb)] = hit
     return hit
 
 
@@ -178,6 +192,7 @@ class _Game:
         self.pos = opening.start
         for move in opening.moves:
             self._advance(move, None)
+        self.scores = ScoreWatch(referee.draw, referee.resign)
 
     def run(self) -> None:
         ref = self.referee
@@ -223,6 +238,7 @@ class _Game:
                 raise _loss(not side, fault.reason, str(fault)) from None
             fired = self._advance(move, None)
             self._after_ply(fired)
+            self._by_scores(side, reply.score)
             try:  # a claim the mover sent after its move (DXP), judged after it
                 claim = engine.poll()
             except Fault as fault:
@@ -285,6 +301,18 @@ class _Game:
                 raise _Ended(verdict.white_score, "tablebase", verdict.detail)
         if self.record.plies >= ref.max_plies:
             raise _Ended(None, "unfinished", f"{ref.max_plies} plies played (--max-plies)")
+
+    def _by_scores(self, side: bool, score: float | None) -> None:
+        """``--draw`` / ``--resign``: the engines' scores, after the rules had their say."""
+        if self.referee.draw is None and self.referee.resign is None:
+            return
+        self.scores.note(side, score)
+        ended = self.scores.verdict(self.record.plies)
+        if ended is not None:
+            reason, loser, detail = ended
+            if loser is None:
+                raise _Ended(1, reason, detail)
+            raise _loss(loser, reason, detail)
 
     def judge(self, side: bool, reply: Reply) -> _Ended:
         return judge_claim(

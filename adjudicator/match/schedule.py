@@ -1,77 +1,79 @@
-"""A match: the games in order, colours alternating, each opening played with both colours.
+"""The games of a match or a tournament, in order: who plays white, who black, from which
+opening.
 
-Game ``k`` (from 1) takes opening ``(k - 1) // 2`` (cycling through the list) and gives the
-first engine white when ``k`` is odd. Each game is refereed by
-:func:`adjudicator.match.referee.play_game`; a game lost to a fault does not stop the match.
-The PDN is written game by game to ``OUT.partial`` and renamed to ``OUT`` when the match is
-over, so that a file under the asked name is always complete.
+Engines meet in *encounters* of two games from one opening, the colours swapped (the pair of
+the pentanomial statistics). The pairs of engines: the two of a match; every two of a round
+robin (``1-2, 1-3, ..., 2-3, ...``); the first engine against each other one in a gauntlet.
+Round ``r`` plays opening ``order[r % len(order)]`` in an encounter of every pair, in the
+order of the pairs; game ``k`` (from 1) is the ``k``-th of that list, the first engine of
+its pair white in the encounter's first game. ``games`` per pair of engines (an odd number
+leaves the last encounter one game). For two engines this is the match's old order: game
+``k`` from opening ``(k - 1) // 2``, the first engine white when ``k`` is odd.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable
+import random
 from dataclasses import dataclass
 
-from adjudicator.match.engines import Engine, Spec, make_engine
-from adjudicator.match.openings import Opening
-from adjudicator.match.output import pdn_text
-from adjudicator.match.referee import GameRecord, Referee, play_game
-from adjudicator.match.results import Score, tally
-from tablebase.rules.variants import Variant
+TOURNAMENTS = ("match", "roundrobin", "gauntlet")
 
 
-@dataclass
-class Match:
-    specs: tuple[Spec, Spec]
-    games: int
-    openings: list[Opening]
-    referee: Referee
-    variant: Variant
-    event: str = "adjudicator match"
+@dataclass(frozen=True)
+class Pairing:
+    """One scheduled game."""
+
+    number: int  # from 1
+    white: int  # engine index
+    black: int
+    opening: int  # index in the openings list
+    encounter: int  # the two games of one opening for one pair of engines share it
+    first: int  # the pair's engines, first and second (white in the encounter's first game)
+    second: int
 
 
-def run_match(
-    match: Match,
-    pdn_path: str | None = None,
-    on_game: Callable[[GameRecord, Score], None] | None = None,
-) -> tuple[list[GameRecord], Score]:
-    """Play every game; returns the records and the first engine's score."""
-    engines: list[Engine] = [make_engine(s, f"engine {i + 1}") for i, s in enumerate(match.specs)]
-    records: list[GameRecord] = []
-    scores: list[int | None] = []
-    partial = None if pdn_path is None else pdn_path + ".partial"
-    out = None if partial is None else open(partial, "w", encoding="utf-8")  # noqa: SIM115
-    try:
-        for k in range(1, match.games + 1):
-            opening = match.openings[((k - 1) // 2) % len(match.openings)]
-            first_white = k % 2 == 1
-            white, black = (engines[0], engines[1]) if first_white else (engines[1], engines[0])
-            record = play_game(k, white, black, opening, match.referee, last=k == match.games)
-            records.append(record)
-            s = record.white_score
-            scores.append(None if s is None else (s if first_white else 2 - s))
-            if out is not None:
-                if k > 1:
-                    out.write("\n")
-                out.write(
-                    pdn_text(record, match.variant, match.event, match.referee.control.describe())
-                )
-                out.flush()
-            if on_game is not None:
-                on_game(record, tally(_names(engines), scores))
-    finally:
-        for engine in engines:
-            engine.close()
-        if out is not None:
-            out.close()
-    if partial is not None and pdn_path is not None:
-        os.replace(partial, pdn_path)
-    return records, tally(_names(engines), scores)
+def engine_pairs(engines: int, tournament: str) -> list[tuple[int, int]]:
+    """The pairs of engines that meet."""
+    if tournament not in TOURNAMENTS:
+        raise ValueError(f"tournament must be one of {', '.join(TOURNAMENTS)}")
+    if engines < 2:
+        raise ValueError("a match needs at least two engines")
+    if tournament == "match":
+        if engines != 2:
+            raise ValueError(
+                f"a match is of two engines, not {engines}: give --tournament roundrobin "
+                "or gauntlet for more"
+            )
+        return [(0, 1)]
+    if tournament == "gauntlet":
+        return [(0, j) for j in range(1, engines)]
+    return [(i, j) for i in range(engines) for j in range(i + 1, engines)]
 
 
-def _names(engines: list[Engine]) -> tuple[str, str]:
-    a, b = engines[0].name, engines[1].name
-    if a == b:
-        return f"{a} #1", f"{b} #2"
-    return a, b
+def opening_order(count: int, seed: int | None) -> list[int]:
+    """The openings' order: as listed, or shuffled by ``seed`` (``random.Random``)."""
+    order = list(range(count))
+    if seed is not None:
+        random.Random(seed).shuffle(order)
+    return order
+
+
+def build(engines: int, tournament: str, games: int, order: list[int]) -> list[Pairing]:
+    """Every game, in order; ``games`` per pair of engines."""
+    if games < 1:
+        raise ValueError("games must be at least 1")
+    if not order:
+        raise ValueError("no openings")
+    pairs = engine_pairs(engines, tournament)
+    out: list[Pairing] = []
+    encounter = 0
+    for rnd in range((games + 1) // 2):
+        opening = order[rnd % len(order)]
+        for a, b in pairs:
+            for colour in (0, 1):
+                if 2 * rnd + colour >= games:
+                    continue
+                white, black = (a, b) if colour == 0 else (b, a)
+                out.append(Pairing(len(out) + 1, white, black, opening, encounter, a, b))
+            encounter += 1
+    return out

@@ -4,7 +4,8 @@ and stdout.
 The exchange: ``hub`` -> ``id``, ``param``, ``wait``; ``init`` -> ``ready``; ``pos`` (``start``
 or ``pos=`` W/B and 50 squares ``e w b W B``, and ``moves="..."`` played from it) sets the
 position; ``level``, ``new-game``, ``stop``, ``ponder-hit`` and ``set-param`` are accepted
-(the tables answer at once); ``ping`` -> ``pong``; ``go`` -> ``info`` and ``done move=...``;
+(the tables answer at once; a ``variant`` other than the tables' own gets an ``error``);
+``ping`` -> ``pong``; ``go`` -> ``info`` and ``done move=...``;
 ``quit`` ends.
 
 ``go`` plays the tables' best move: a win by the shortest line, a loss by the longest, a
@@ -132,9 +133,17 @@ class TablesEngine:
             self._go()
         elif command == "quit":
             return False
-        elif command not in ("level", "new-game", "stop", "ponder-hit", "set-param"):
+        elif command == "set-param":
+            self._set_param(args)
+        elif command not in ("level", "new-game", "stop", "ponder-hit"):
             self._error(f"unknown command {command}")
         return True
+
+    def _set_param(self, args: dict[str, str]) -> None:
+        """``variant`` must be the tables' own (the engine plays only that game)."""
+        hub_name = HUB_VARIANTS.get(self.variant.name, self.variant.name)
+        if args.get("name") == "variant" and args.get("value") != hub_name:
+            self._error(f"these tables are {hub_name}, not {args.get('value')}")
 
     def _error(self, message: str) -> None:
         self.write(f'error message="{message.replace(chr(34), chr(39))}"')

@@ -100,6 +100,18 @@ def test_tablebase_hub_says_when_the_position_is_outside_the_tables(db3):
     assert answers[-1] == ("done", {})  # no move
 
 
+def test_tablebase_hub_refuses_a_variant_other_than_its_tables(db3):
+    answers = hub_session(
+        db3, ["hub", "set-param name=variant value=frisian", "set-param name=variant "
+              "value=normal", "init"],
+    )  # fmt: skip
+    errors = [args["message"] for command, args in answers if command == "error"]
+    assert errors == ["these tables are normal, not frisian"]  # normal is its own: no error
+    params = [args for command, args in answers if command == "param"]
+    assert params == [{"name": "variant", "value": "normal", "type": "enum", "values": "normal"}]
+    assert answers[-1] == ("ready", {})
+
+
 def test_tablebase_hub_follows_the_moves_given_with_the_position(db3):
     start = board_to_hub_position(StandardBoard.from_fen("W:WK30:B22"))
     answers = dict(hub_session(db3, ["hub", "init", f'pos pos={start} moves="30-24"', "go"]))
