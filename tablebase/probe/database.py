@@ -301,7 +301,9 @@ class Tablebase:
             return self._wdl_with_runs(p)
         c = self.cache
         pos = (p.white_to_move, p.white_men, p.white_kings, p.black_men, p.black_kings)
-        status, x = result_quick(self._wdl.table, c.arena, c.stamps, v.rules, pos)
+        status, x = result_quick(
+            self._wdl.table, c.arena, c.stamps, v.neighbours, v.rule_fields, pos
+        )
         return x if status == FOUND else self._wdl_missing(p, (status, x))
 
     def _wdl_missing(self, p: Position, answer: Answer) -> int:
@@ -315,7 +317,7 @@ class Tablebase:
         pos = (wtm, *boards)
 
         def quick() -> Answer:
-            return result_quick(part.table, c.arena, c.stamps, v.rules, pos)
+            return result_quick(part.table, c.arena, c.stamps, v.neighbours, v.rule_fields, pos)
 
         status, x = answer
         while status != FOUND:

@@ -33,6 +33,7 @@ from tablebase.probe.status import (
     MUST_CAPTURE,
     NOT_OPEN,
 )
+from tablebase.rules.variants import rules_of
 from tablebase.storage.values import result_of_code
 
 
@@ -46,7 +47,7 @@ def result_of(c):
 
 
 @njit(cache=True)
-def result_quick(table, arena, stamps, rules, pos):
+def result_quick(table, arena, stamps, nbr, fields, pos):
     """The single-probe path of the ``wdl`` part, the position ``pos`` given as Python
     integers (white to move, wm, wk, bm, bk); the index tables are the module constants, to
     keep the call short. Answers (:mod:`tablebase.probe.status`) ``(FOUND, result)``
@@ -54,7 +55,10 @@ def result_quick(table, arena, stamps, rules, pos):
     address)`` if its block is not cached (the entry's address counted in two-bit codes:
     its page is ``address >> (PAGE_SHIFT + 2)``), ``(CAPTURES, 0)`` if it must be resolved
     through its captures. ``table`` is the part's page table
-    (:mod:`tablebase.probe.pagetable`)."""
+    (:mod:`tablebase.probe.pagetable`). The variant's rules come as its neighbour table
+    and :attr:`~tablebase.rules.variants.Variant.rule_fields` (a Python caller's record
+    would be typed at every call)."""
+    rules = rules_of(nbr, fields)
     wtm, wm, wk, bm, bk = as_bitboards(pos)
     row = np.empty((1, 4), dtype=np.uint64)
     row[0, 0], row[0, 1], row[0, 2], row[0, 3] = white_view(rules.nsq, wtm, wm, wk, bm, bk)
