@@ -13,6 +13,8 @@ opening book), its evaluation files, and ``data/bb<suffix>`` linked to the bitba
   (captures played out, then the stored value read). A position is set with ``fen``; a
   Frisian position with king runs is reached by playing the moves that make them, after
   which Scan shows the position again, its runs counted by Scan.
+- :func:`sample_lines` draws such lines: random positions of the index and random moves
+  from them.
 
 Scan is GPL-3 software, not part of this project: it is only run here, as a separate
 program, never linked or copied.
@@ -21,13 +23,17 @@ program, never linked or copied.
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from tablebase.rules import Move, legal_moves, play
+from tablebase.rules.position import NO_RUNS, Position
 from tablebase.rules.variants import Variant
 from tablebase.scanbb.files import bb_folder
+from tablebase.scanbb.index import position_of_entry, scan_ids
 
 SCAN_VARIANT = {"international": "normal", "frisian": "frisian"}  # Scan's name of each
 RESULT_OF_TEXT = {"win": 1, "draw": 0, "loss": -1}
@@ -125,4 +131,47 @@ def scan_values(folder: Path, lines: list[Line]) -> list[list[int | None]]:
                 raise ScanEngineError(f"Scan answered {v!r} to {what!r} (in {line.fen})")
             values.append(v)
         out.append(values)
+    return out
+
+
+def move_text(move: Move) -> str:
+    """A move as Scan's terminal reads it: ``32-28``, or ``from x to`` followed by ``x`` and
+    each captured square (which picks one capture where several share their ends)."""
+    if not move.captures:
+        return f"{move.frm}-{move.to}"
+    return f"{move.frm}x{move.to}" + "".join(f"x{c}" for c in move.captures)
+
+
+def sample_lines(
+    variant: Variant, pieces: int, n: int, rng: random.Random, plies: int = 4
+) -> list[tuple[Line, list[Position]]]:
+    """``n`` lines for :func:`scan_values` with the positions they show: each starts at a
+    random entry of a random id of 2..``pieces`` pieces (a position without runs, either side
+    to move, whose side to move has a move) and plays up to ``plies`` random legal moves, so
+    that Frisian runs arise as they do in play."""
+    ids = scan_ids(pieces)
+    out: list[tuple[Line, list[Position]]] = []
+    while len(out) < n:
+        sid = rng.choice(ids)
+        pos = position_of_entry(variant, sid, rng.randrange(sid.size(variant)))
+        if pos is None:
+            continue
+        pos = pos.with_runs(NO_RUNS)
+        if rng.random() < 0.5:
+            pos = pos.flipped()
+        if not legal_moves(pos):
+            continue
+        shown = [pos]
+        moves: list[str] = []
+        for _ in range(plies):
+            legal = legal_moves(shown[-1])
+            if not legal:
+                break
+            move = rng.choice(legal)
+            after = play(shown[-1], move)
+            if not legal_moves(after):  # Scan shows the game's end, not a bitbase value
+                break
+            moves.append(move_text(move))
+            shown.append(after)
+        out.append((Line(pos.fen(), tuple(moves)), shown))
     return out
