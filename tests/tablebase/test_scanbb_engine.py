@@ -16,7 +16,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import session_database, tablebase_cli
 
 import tablebase
 from tablebase.rules import has_capture
@@ -30,6 +29,7 @@ from tablebase.scanbb.engine import (
 )
 from tablebase.scanbb.files import id_path
 from tablebase.scanbb.index import ScanId
+from tests.conftest import session_database, tablebase_cli
 
 SCAN = os.environ.get("SCAN", "")
 needs_scan = pytest.mark.skipif(

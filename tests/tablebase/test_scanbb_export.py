@@ -12,7 +12,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import session_database, tablebase_cli
 
 import tablebase
 from tablebase.material.slices import all_slices
@@ -22,6 +21,7 @@ from tablebase.rules.variants import FRISIAN, INTERNATIONAL, get_variant
 from tablebase.scanbb.codec import BYTE_LENGTHS, decoded_length
 from tablebase.scanbb.files import ScanBitbases, id_path
 from tablebase.scanbb.index import ScanId, position_of_entry, scan_entry_of, scan_ids
+from tests.conftest import session_database, tablebase_cli
 
 
 def export(db: Path, dst: Path) -> str:
