@@ -32,6 +32,8 @@ from tablebase.cli.common import (
     setup_logging,
 )
 from tablebase.cli.plot import plot_stats
+from tablebase.cli.scan import COMMANDS as SCAN_COMMANDS
+from tablebase.cli.scan import export_to_scan
 from tablebase.material.slices import build_key
 from tablebase.probe.database import MissingSliceError
 from tablebase.probe.hub import serve as serve_hub
@@ -475,6 +477,8 @@ def stats_cmd(variant: str, db: str | None, as_json: bool, plot_file: str | None
 
 
 @main.command("export")
+@click.option("--format", "fmt", type=click.Choice(["tables", "scan"]), default="tables",
+              help="scan: Scan's bitbase files, DST its data folder (docs/SCAN.md).")  # fmt: skip
 @click.option(
     "--wdl-only",
     is_flag=True,
@@ -504,6 +508,7 @@ def stats_cmd(variant: str, db: str | None, as_json: bool, plot_file: str | None
 @click.argument("src", type=click.Path(file_okay=False))
 @click.argument("dst", type=click.Path(file_okay=False))
 def export_cmd(
+    fmt: str,
     wdl_only: bool,
     resolve_captures: bool,
     store_captures: bool,
@@ -520,6 +525,9 @@ def export_cmd(
     from tablebase.storage.export import captures_stored_up_to, export_database
     from tablebase.storage.slicefile import TableFileError
 
+    if fmt == "scan":  # the options below choose a form of our own format
+        forms = (wdl_only, resolve_captures, store_captures, store_up_to is not None)
+        return export_to_scan(src, dst, any(forms))
     try:  # the options' one rule lives in the export module
         captures_stored_up_to(wdl_only, resolve_captures, store_captures, store_up_to)
     except ValueError:
@@ -582,6 +590,9 @@ def hub_cmd(variant: str, db: str | None, search_nodes: int) -> None:
         except BrokenPipeError:
             pass
 
+
+for _command in SCAN_COMMANDS:
+    main.add_command(_command)
 
 if __name__ == "__main__":
     main()
