@@ -184,3 +184,37 @@ def test_no_module_imports_a_private_name_from_another_package() -> None:
     found = private_imports(project_modules())
     offenders = [f for f in found if f.split(":")[0] not in PRIVATE_IMPORT_ALLOWED]
     assert offenders == [], "private names taken from another package:\n" + "\n".join(offenders)
+
+
+MAX_KERNEL_PARAMETERS = 8  # issue 51: more is a record to build (tablebase/solve/records.py)
+COMPILED = ("njit", "kernel", "jit")
+
+
+def compiled_functions() -> list[tuple[str, str, int]]:
+    """(module, function, parameters) of every compiled function of the packages: those
+    decorated with numba's ``njit``/``jit`` (called or not) or the project's ``kernel``."""
+    found = []
+    for name, path in project_modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            for dec in node.decorator_list:
+                target = dec.func if isinstance(dec, ast.Call) else dec
+                label = (
+                    target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+                )
+                if label in COMPILED:
+                    found.append((name, node.name, len(node.args.args)))
+                    break
+    return found
+
+
+def test_the_parameter_count_sees_compiled_functions() -> None:
+    counts = {(m, f): n for m, f, n in compiled_functions()}
+    assert counts[("tablebase.solve.whole", "place_after")] == 8
+    assert ("tablebase.solve.skeleton", "init_slice") in counts
+
+
+def test_no_compiled_function_takes_more_than_eight_parameters() -> None:
+    wide = sorted(f"{m}.{f} ({n})" for m, f, n in compiled_functions() if n > MAX_KERNEL_PARAMETERS)
+    assert wide == [], "compiled functions with long positional lists: " + ", ".join(wide)
