@@ -3,5 +3,6 @@
 a bounded cache (:mod:`.cache`) whose pages the compiled look-ups read
 (:mod:`.pagetable`): a position located in its slice (:mod:`.locate`), its entry read
 (:mod:`.lookup`), capture positions resolved through their captures (:mod:`.captures`),
-sparse batches read straight from group-coded blocks (:mod:`.direct`); the Hub protocol
+a batch's positions grouped by page (:mod:`.pagesort`), sparse batches read straight
+from group-coded blocks (:mod:`.direct`); the Hub protocol
 front end (:mod:`.hub`)."""
