@@ -303,7 +303,7 @@ class PagedPart:
         code = int(self._page_code[page])
         k = page - int(d.first_page[code])
         try:
-            place = direct.Place(
+            place = (  # direct.PLACE
                 int(d.fds[code]), int(d.offsets[page]), int(d.sizes[page]), int(d.zcrcs[page]),
                 int(d.groups_at[code]), int(d.row_lens[code]), int(d.shifts[code]), k,
             )  # fmt: skip
