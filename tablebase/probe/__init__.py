@@ -3,6 +3,6 @@
 a bounded cache (:mod:`.cache`) whose pages the compiled look-ups read
 (:mod:`.pagetable`): a position located in its slice (:mod:`.locate`), its entry read
 (:mod:`.lookup`), capture positions resolved through their captures (:mod:`.captures`),
-sparse batches read straight from group-coded blocks (:mod:`.direct`), the look-ups'
-named outcomes (:mod:`.status`); the count-aware probe (:mod:`.undercount`) and the Hub
-protocol front end (:mod:`.hub`)."""
+a batch's positions grouped by page (:mod:`.pagesort`), sparse batches read straight from
+group-coded blocks (:mod:`.direct`), the look-ups' named outcomes (:mod:`.status`); the
+count-aware probe (:mod:`.undercount`) and the Hub protocol front end (:mod:`.hub`)."""

@@ -44,9 +44,9 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from numba import njit, prange
 
 from tablebase.probe import direct
+from tablebase.probe.pagesort import by_page, coded_pages, split_pages
 from tablebase.probe.pagetable import (
     IN_FLIGHT,
     NOT_CACHED,
@@ -59,7 +59,6 @@ from tablebase.probe.pagetable import (
 )
 from tablebase.probe.status import ANSWERED
 from tablebase.storage.chunkio import BLOCK_BYTES
-from tablebase.storage.groupcode import TABLE_SIZE
 from tablebase.storage.slicefile import TableFileError
 
 MIN_SLOTS = 4  # the smallest cache: a few blocks
@@ -113,7 +112,7 @@ class PagedPart:
         self.sources: dict[int, object] = {}  # code -> tablebase.probe.blocks.PartSource
         self.resident: set[int] = set()  # codes whose blocks stay
         self.number = cache.register(self)  # how the cache's slots name their part
-        self.direct = _Direct()  # what a batch needs to read group-coded blocks directly
+        self.direct = direct.DirectIndex()  # what a batch needs to read group-coded blocks directly
         self._direct_readers = 0  # batches reading blocks directly (close waits for them)
         self._seen: dict[int, None] = {}  # pages a single probe read directly, oldest first
 
@@ -178,7 +177,7 @@ class PagedPart:
         with c.lock:
             while self._direct_readers:  # a batch reading blocks directly from the files
                 c.lock.wait(0.05)
-            self.direct = _Direct()
+            self.direct = direct.DirectIndex()
             self._seen.clear()
             old = self.table
             old[:PAGES] = NOT_CACHED
@@ -209,8 +208,9 @@ class PagedPart:
 
         ``put(sel, addresses, bytes)``, where given, answers positions from the bytes at
         their entries' addresses: then a batch that would read many blocks for a few
-        positions each (:func:`reads_directly`) has the entries in group-coded blocks
-        read straight from the files (:mod:`tablebase.probe.direct`), not cached."""
+        positions each (:func:`~tablebase.probe.direct.reads_directly`) has the entries in
+        group-coded blocks read straight from the files (:mod:`tablebase.probe.direct`), not
+        cached."""
         if not missed:
             return
         sel = np.flatnonzero(need != ANSWERED)
@@ -243,20 +243,21 @@ class PagedPart:
             addr = np.concatenate(left_addr) if left_addr else addr[:0]
 
     def _read_directly(self, sel, addr, uniq, bounds, shift, put):  # type: ignore[no-untyped-def]
-        """The positions of a batch whose blocks :func:`reads_directly` sends to the files
-        answered by ``put``; the rest (``sel``, ``addr``, ``uniq``, ``bounds`` as
-        :func:`by_page` gives them) for the cache."""
+        """The positions of a batch whose blocks
+        :func:`~tablebase.probe.direct.reads_directly` sends to the files answered by
+        ``put``; the rest (``sel``, ``addr``, ``uniq``, ``bounds`` as
+        :func:`~tablebase.probe.pagesort.by_page` gives them) for the cache."""
         c = self.cache
         with c.lock:
             d = self.direct
             if not d.any or not direct.AVAILABLE:
                 return sel, addr, uniq, bounds
-            ok, positions, blocks = _coded(uniq, bounds, d.sizes)
-            if not reads_directly(positions, blocks, c.slots):
+            ok, positions, blocks = coded_pages(uniq, bounds, d.sizes)
+            if not direct.reads_directly(positions, blocks, c.slots):
                 return sel, addr, uniq, bounds
             self._direct_readers += 1
         try:
-            dsel, daddr, duniq, dbounds, sel, addr, uniq, bounds = _split(
+            dsel, daddr, duniq, dbounds, sel, addr, uniq, bounds = split_pages(
                 ok, sel, addr, uniq, bounds, positions, blocks
             )
             raw = np.empty(dsel.shape[0], dtype=np.uint8)
@@ -302,7 +303,7 @@ class PagedPart:
         code = int(self._page_code[page])
         k = page - int(d.first_page[code])
         try:
-            place = direct.Place(
+            place = (  # direct.PLACE
                 int(d.fds[code]), int(d.offsets[page]), int(d.sizes[page]), int(d.zcrcs[page]),
                 int(d.groups_at[code]), int(d.row_lens[code]), int(d.shifts[code]), k,
             )  # fmt: skip
@@ -336,80 +337,6 @@ class PagedPart:
 
 
 SEEN_LIMIT = 1 << 16  # pages a part remembers a single probe read directly (a few MiB)
-DIRECT_BELOW = 32  # a batch's blocks are read directly below this many positions a block
-DIRECT_SHARE = 8  # ... when they are more than this share of the cache's slots
-
-
-def reads_directly(positions: int, blocks: int, slots: int) -> bool:
-    """True if a batch's ``positions`` in ``blocks`` missing group-coded blocks are read
-    straight from the files rather than through a cache of ``slots`` blocks: few
-    positions a block (inflating a block for each would cost far more than decoding
-    their groups), and more blocks than an eighth of the cache (fewer are cached, for the
-    batches after)."""
-    return blocks > 0 and positions < DIRECT_BELOW * blocks and blocks > slots // DIRECT_SHARE
-
-
-class _Direct:
-    """The page-indexed places of a part's group-coded blocks (:mod:`tablebase.probe.direct`):
-    per page its stored bytes' offset, length (-1: not group-coded, or a resident slice) and
-    CRC-32; per slice (code) its file descriptor, first page, rows' offset and length, group
-    size (as a shift) and decoding table. Replaced, never changed, when a slice is added."""
-
-    def __init__(self) -> None:
-        self.offsets = np.zeros(0, dtype=np.int64)
-        self.sizes = np.zeros(0, dtype=np.int64)
-        self.zcrcs = np.zeros(0, dtype=np.uint32)
-        self.verified = np.zeros(0, dtype=np.uint8)  # 1: the block was checked whole
-        self.fds = np.full(STORED - WIDTHS, -1, dtype=np.int32)
-        self.first_page = np.zeros(STORED - WIDTHS, dtype=np.int64)
-        self.groups_at = np.zeros(STORED - WIDTHS, dtype=np.int64)
-        self.tabidx = np.zeros(STORED - WIDTHS, dtype=np.int32)
-        self.row_lens = np.zeros(STORED - WIDTHS, dtype=np.int64)
-        self.shifts = np.zeros(STORED - WIDTHS, dtype=np.int64)
-        self.tables = np.zeros((0, TABLE_SIZE), dtype=np.int32)
-        self.max_size = 0
-        self.any = False
-
-    def blocks(self, page_code: np.ndarray) -> direct.Blocks:
-        """The record :func:`tablebase.probe.direct.read_entries` reads, pages' slices
-        ``page_code``."""
-        return direct.Blocks(
-            page_code, self.offsets, self.sizes, self.zcrcs, self.verified, self.fds,
-            self.first_page, self.groups_at, self.row_lens, self.shifts, self.tabidx,
-            self.tables, self.max_size,
-        )  # fmt: skip
-
-    def grown(self, code: int, first: int, source, resident: bool) -> _Direct:  # type: ignore[no-untyped-def]
-        """A copy with slice ``code``'s pages (``source``'s blocks from page ``first``)."""
-        g = _Direct()
-        n = first + source.blocks
-        g.offsets = np.zeros(n, dtype=np.int64)
-        g.sizes = np.full(n, -1, dtype=np.int64)
-        g.zcrcs = np.zeros(n, dtype=np.uint32)
-        g.verified = np.zeros(n, dtype=np.uint8)
-        m = self.offsets.shape[0]
-        g.offsets[:m], g.sizes[:m], g.zcrcs[:m] = self.offsets, self.sizes, self.zcrcs
-        g.verified[:m] = self.verified
-        for a in ("fds", "first_page", "groups_at", "tabidx", "row_lens", "shifts"):
-            setattr(g, a, getattr(self, a).copy())
-        g.tables, g.max_size, g.any = self.tables, self.max_size, self.any
-        groups = getattr(source, "groups", None)
-        reader = getattr(source, "reader", None)
-        if groups is None or reader is None or resident or (reader.masks != 0).any():
-            return g
-        g.offsets[first:n] = reader.offsets
-        g.sizes[first:n] = reader.sizes
-        g.zcrcs[first:n] = groups.zcrcs
-        g.fds[code] = source.fd
-        g.first_page[code] = first
-        g.groups_at[code] = groups.at
-        g.row_lens[code] = groups.row_len
-        g.shifts[code] = groups.shift
-        g.tabidx[code] = g.tables.shape[0]
-        g.tables = np.concatenate([g.tables, groups.table[None, :]])
-        g.max_size = max(g.max_size, int(reader.sizes.max(initial=0)))
-        g.any = True
-        return g
 
 
 class BlockCache:
@@ -746,136 +673,3 @@ def default_cache() -> BlockCache:
         if _DEFAULT is None:
             _DEFAULT = BlockCache(None)
         return _DEFAULT
-
-
-@njit(cache=True)
-def _coded(uniq, bounds, sizes):
-    """Which of the pages ``uniq`` (with positions ``bounds``, as :func:`by_page` gives
-    them) are group-coded blocks read directly (``sizes`` >= 0), how many positions they
-    hold and how many they are."""
-    ok = np.zeros(uniq.shape[0], dtype=np.bool_)
-    positions = 0
-    blocks = 0
-    for j in range(uniq.shape[0]):
-        if uniq[j] < sizes.shape[0] and sizes[uniq[j]] >= 0:
-            ok[j] = True
-            positions += bounds[j + 1] - bounds[j]
-            blocks += 1
-    return ok, positions, blocks
-
-
-@njit(cache=True)
-def _split(ok, sel, addr, uniq, bounds, positions, blocks):
-    """:func:`by_page`'s grouping of a batch (``sel``, ``addr``, ``uniq``, ``bounds``) cut
-    in two: the pages ``ok`` says (``blocks`` of them, holding ``positions``), then the
-    rest, each grouped as before."""
-    n = uniq.shape[0]
-    out = (
-        np.empty(positions, dtype=sel.dtype), np.empty(positions, dtype=np.int64),
-        np.empty(blocks, dtype=np.int64), np.empty(blocks + 1, dtype=np.int64),
-        np.empty(sel.shape[0] - positions, dtype=sel.dtype),
-        np.empty(sel.shape[0] - positions, dtype=np.int64),
-        np.empty(n - blocks, dtype=np.int64), np.empty(n - blocks + 1, dtype=np.int64),
-    )  # fmt: skip
-    dsel, daddr, duniq, dbounds, rsel, raddr, runiq, rbounds = out
-    dbounds[0] = 0
-    rbounds[0] = 0
-    done = np.zeros((2, 2), dtype=np.int64)  # per side: positions and pages so far
-    for k in range(n):
-        if ok[k]:
-            _take((sel, addr), bounds[k], bounds[k + 1], uniq[k], (dsel, daddr, duniq, dbounds),
-                  done, 0)  # fmt: skip
-        else:
-            _take((sel, addr), bounds[k], bounds[k + 1], uniq[k], (rsel, raddr, runiq, rbounds),
-                  done, 1)  # fmt: skip
-    return out
-
-
-@njit(cache=True, inline="always")
-def _take(batch, lo, hi, page, side_out, done, side):
-    """Append positions ``lo`` to ``hi`` of a batch (``batch``: its ``sel``, ``addr``; page
-    ``page``) to one side of :func:`_split` (``side_out``: its ``sel``, ``addr``, ``uniq``,
-    ``bounds``; ``done[side]``: its positions and pages so far)."""
-    sel, addr = batch
-    osel, oaddr, ouniq, obounds = side_out
-    i = done[side, 0]
-    for x in range(lo, hi):
-        osel[i] = sel[x]
-        oaddr[i] = addr[x]
-        i += 1
-    done[side, 0] = i
-    ouniq[done[side, 1]] = page
-    done[side, 1] += 1
-    obounds[done[side, 1]] = i
-
-
-BUCKETS = 64  # page ranges (and runs of a batch) by_page sorts apart, in parallel
-
-
-@njit(cache=True, parallel=True)
-def by_page(sel, addr, shift, pages):
-    """``sel`` and ``addr`` grouped by page (``addr >> shift``, below ``pages``; in order
-    within a page), the pages present in order, and where each one's group starts (one
-    more at the end). A counting sort in two rounds, each in parallel: the positions are
-    first grouped by ranges of pages (:data:`BUCKETS` of them), then each range's by page,
-    so that the counts a round writes to at random lie close together."""
-    n = addr.shape[0]
-    nb = max(1, min(BUCKETS, pages))
-    span = -(-pages // nb)  # pages a range: range b holds pages b * span to (b + 1) * span
-    nc = max(1, min(BUCKETS, n // 4096))  # runs of the batch counted apart
-    counts = np.zeros((nc, nb), dtype=np.int64)
-    for c in prange(nc):
-        for k in range(c * n // nc, (c + 1) * n // nc):
-            counts[c, (addr[k] >> shift) // span] += 1
-    offs = np.empty((nc, nb), dtype=np.int64)  # where run c's positions of range b go
-    first = np.empty(nb + 1, dtype=np.int64)  # where range b's positions begin
-    at = 0
-    for b in range(nb):
-        first[b] = at
-        for c in range(nc):
-            offs[c, b] = at
-            at += counts[c, b]
-    first[nb] = n
-    tsel = np.empty(n, dtype=sel.dtype)
-    taddr = np.empty(n, dtype=np.int64)
-    for c in prange(nc):
-        o = offs[c]
-        for k in range(c * n // nc, (c + 1) * n // nc):
-            b = (addr[k] >> shift) // span
-            tsel[o[b]] = sel[k]
-            taddr[o[b]] = addr[k]
-            o[b] += 1
-    start = np.zeros(pages, dtype=np.int64)  # per page: its count, then where it begins
-    present = np.zeros(nb + 1, dtype=np.int64)
-    for b in prange(nb):
-        for k in range(first[b], first[b + 1]):
-            start[taddr[k] >> shift] += 1
-        run = first[b]
-        for p in range(b * span, min(pages, (b + 1) * span)):
-            count = start[p]
-            start[p] = run
-            run += count
-            present[b + 1] += count > 0
-    for b in range(nb):
-        present[b + 1] += present[b]
-    uniq = np.empty(present[nb], dtype=np.int64)
-    bounds = np.empty(present[nb] + 1, dtype=np.int64)
-    bounds[present[nb]] = n
-    out_sel = np.empty(n, dtype=sel.dtype)
-    out_addr = np.empty(n, dtype=np.int64)
-    for b in prange(nb):
-        j = present[b]
-        hi = min(pages, (b + 1) * span)
-        for p in range(b * span, hi):
-            end = start[p + 1] if p + 1 < hi else first[b + 1]
-            if end > start[p]:
-                uniq[j] = p
-                bounds[j] = start[p]
-                j += 1
-        for k in range(first[b], first[b + 1]):
-            p = taddr[k] >> shift
-            at = start[p]
-            start[p] = at + 1
-            out_sel[at] = tsel[k]
-            out_addr[at] = taddr[k]
-    return out_sel, out_addr, uniq, bounds

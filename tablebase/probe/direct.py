@@ -27,8 +27,8 @@ from isal import isal_zlib
 from llvmlite.binding import add_symbol
 from numba import njit, prange, types
 
-from tablebase.probe.pagetable import PAGE_MASK
-from tablebase.storage.groupcode import byte_in_group, group_byte, group_start
+from tablebase.probe.pagetable import PAGE_MASK, STORED, WIDTHS
+from tablebase.storage.groupcode import TABLE_SIZE, byte_in_group, group_byte, group_start
 
 
 def _bind() -> bool:
@@ -112,18 +112,11 @@ class Blocks(NamedTuple):
     max_size: int  # the largest block's stored bytes
 
 
-class Place(NamedTuple):
-    """Where one group-coded block lies (:func:`read_byte`): integers only, which numba's
-    dispatch types as quickly as it does plain integer arguments."""
-
-    fd: int  # the file descriptor
-    offset: int  # where the block's stored bytes lie
-    size: int  # how many they are
-    zcrc: int  # their CRC-32
-    rows_at: int  # where the part's rows of group offsets lie
-    row_len: int  # entries per row
-    shift: int  # the group size, as a shift
-    block: int  # the block's number in its slice's part
+PLACE = "fd offset size zcrc rows_at row_len shift block"  # read_byte's place, in order
+# (the file descriptor; where the block's stored bytes lie, how many, their CRC-32; where
+# the part's rows of group offsets lie, entries a row, the group size as a shift; the
+# block's number in its slice's part): a plain tuple of integers, which numba's dispatch
+# types in C, where a namedtuple costs about a microsecond more a call (measured)
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -276,7 +269,7 @@ def read_entries(uniq, bounds, byte_addr, blocks, gap, out, state):
 
 @njit(cache=True, nogil=True)
 def read_byte(place, table, at, buf, row):
-    """``(OK, the byte at at)`` of a block (:class:`Place`), decoded with ``table``, read
+    """``(OK, the byte at at)`` of a block (``place``, :data:`PLACE`), decoded with ``table``, read
     with ``buf`` and ``row`` (room enough), or ``(state, 0)`` where the block is not as
     stored (:data:`STATES`)."""
     fd, offset, size, zcrc, rows_at, row_len, shift, k = place
@@ -290,3 +283,79 @@ def read_byte(place, table, at, buf, row):
     if b < 0:
         return UNDECODABLE, 0
     return OK, b
+
+
+DIRECT_BELOW = 32  # a batch's blocks are read directly below this many positions a block
+DIRECT_SHARE = 8  # ... when they are more than this share of the cache's slots
+
+
+def reads_directly(positions: int, blocks: int, slots: int) -> bool:
+    """True if a batch's ``positions`` in ``blocks`` missing group-coded blocks are read
+    straight from the files rather than through a cache of ``slots`` blocks: few
+    positions a block (inflating a block for each would cost far more than decoding
+    their groups), and more blocks than an eighth of the cache (fewer are cached, for the
+    batches after)."""
+    return blocks > 0 and positions < DIRECT_BELOW * blocks and blocks > slots // DIRECT_SHARE
+
+
+class DirectIndex:
+    """The page-indexed places of a part's group-coded blocks (this module):
+    per page its stored bytes' offset, length (-1: not group-coded, or a resident slice) and
+    CRC-32; per slice (code) its file descriptor, first page, rows' offset and length, group
+    size (as a shift) and decoding table. Replaced, never changed, when a slice is added."""
+
+    def __init__(self) -> None:
+        self.offsets = np.zeros(0, dtype=np.int64)
+        self.sizes = np.zeros(0, dtype=np.int64)
+        self.zcrcs = np.zeros(0, dtype=np.uint32)
+        self.verified = np.zeros(0, dtype=np.uint8)  # 1: the block was checked whole
+        self.fds = np.full(STORED - WIDTHS, -1, dtype=np.int32)
+        self.first_page = np.zeros(STORED - WIDTHS, dtype=np.int64)
+        self.groups_at = np.zeros(STORED - WIDTHS, dtype=np.int64)
+        self.tabidx = np.zeros(STORED - WIDTHS, dtype=np.int32)
+        self.row_lens = np.zeros(STORED - WIDTHS, dtype=np.int64)
+        self.shifts = np.zeros(STORED - WIDTHS, dtype=np.int64)
+        self.tables = np.zeros((0, TABLE_SIZE), dtype=np.int32)
+        self.max_size = 0
+        self.any = False
+
+    def blocks(self, page_code: np.ndarray) -> Blocks:
+        """The record :func:`tablebase.probe.direct.read_entries` reads, pages' slices
+        ``page_code``."""
+        return Blocks(
+            page_code, self.offsets, self.sizes, self.zcrcs, self.verified, self.fds,
+            self.first_page, self.groups_at, self.row_lens, self.shifts, self.tabidx,
+            self.tables, self.max_size,
+        )  # fmt: skip
+
+    def grown(self, code: int, first: int, source, resident: bool) -> DirectIndex:  # type: ignore[no-untyped-def]
+        """A copy with slice ``code``'s pages (``source``'s blocks from page ``first``)."""
+        g = DirectIndex()
+        n = first + source.blocks
+        g.offsets = np.zeros(n, dtype=np.int64)
+        g.sizes = np.full(n, -1, dtype=np.int64)
+        g.zcrcs = np.zeros(n, dtype=np.uint32)
+        g.verified = np.zeros(n, dtype=np.uint8)
+        m = self.offsets.shape[0]
+        g.offsets[:m], g.sizes[:m], g.zcrcs[:m] = self.offsets, self.sizes, self.zcrcs
+        g.verified[:m] = self.verified
+        for a in ("fds", "first_page", "groups_at", "tabidx", "row_lens", "shifts"):
+            setattr(g, a, getattr(self, a).copy())
+        g.tables, g.max_size, g.any = self.tables, self.max_size, self.any
+        groups = getattr(source, "groups", None)
+        reader = getattr(source, "reader", None)
+        if groups is None or reader is None or resident or (reader.masks != 0).any():
+            return g
+        g.offsets[first:n] = reader.offsets
+        g.sizes[first:n] = reader.sizes
+        g.zcrcs[first:n] = groups.zcrcs
+        g.fds[code] = source.fd
+        g.first_page[code] = first
+        g.groups_at[code] = groups.at
+        g.row_lens[code] = groups.row_len
+        g.shifts[code] = groups.shift
+        g.tabidx[code] = g.tables.shape[0]
+        g.tables = np.concatenate([g.tables, groups.table[None, :]])
+        g.max_size = max(g.max_size, int(reader.sizes.max(initial=0)))
+        g.any = True
+        return g

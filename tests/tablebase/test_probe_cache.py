@@ -636,7 +636,7 @@ def test_a_batch_is_cut_into_the_blocks_read_directly_and_the_rest() -> None:
     """Pages 3, 5, 9 and 12 of a batch (positions 0-1, 2, 3-5, 6): pages 5 and 12 are
     group-coded (stored sizes >= 0), 3 not, 9 past the table; each side keeps its
     grouping, positions in order."""
-    from tablebase.probe.cache import _coded, _split, by_page
+    from tablebase.probe.pagesort import by_page, coded_pages, split_pages
 
     addr = np.array([12, 3, 9, 5, 9, 3, 9]) << 4
     sel = np.arange(7, dtype=np.int64) * 10
@@ -644,11 +644,11 @@ def test_a_batch_is_cut_into_the_blocks_read_directly_and_the_rest() -> None:
     assert uniq.tolist() == [3, 5, 9, 12] and bounds.tolist() == [0, 2, 3, 6, 7]
     sizes = np.full(13, -1, dtype=np.int64)
     sizes[[5, 12]] = 100
-    ok, positions, blocks = _coded(uniq, bounds, sizes[:10])  # page 12 past these sizes
+    ok, positions, blocks = coded_pages(uniq, bounds, sizes[:10])  # page 12 past these sizes
     assert ok.tolist() == [False, True, False, False] and (positions, blocks) == (1, 1)
-    ok, positions, blocks = _coded(uniq, bounds, sizes)
+    ok, positions, blocks = coded_pages(uniq, bounds, sizes)
     assert ok.tolist() == [False, True, False, True] and (positions, blocks) == (2, 2)
-    dsel, daddr, duniq, dbounds, rsel, raddr, runiq, rbounds = _split(
+    dsel, daddr, duniq, dbounds, rsel, raddr, runiq, rbounds = split_pages(
         ok, sel, addr, uniq, bounds, positions, blocks
     )
     assert dsel.tolist() == [30, 0] and (daddr >> 4).tolist() == [5, 12]
@@ -663,7 +663,7 @@ def test_a_batch_is_cut_into_the_blocks_read_directly_and_the_rest() -> None:
 def test_a_batch_is_grouped_by_page_in_order(n: int, pages: int, seed: int) -> None:
     """:func:`by_page` against a stable sort: the positions of each page in the order given,
     the pages in order, each page's first position."""
-    from tablebase.probe.cache import by_page
+    from tablebase.probe.pagesort import by_page
 
     rng = np.random.default_rng(seed)
     page = rng.integers(0, pages, n)
