@@ -147,7 +147,7 @@ def _generate(rules, boards, white, buf, ws, state):
     own_m, own_k, opp_m, opp_k = _side(boards, white)
     at = _run_at(white)
     barred = mg.king_barred(rules, own_m, own_k, state[at], state[at + 1])
-    return mg.generate_moves_barred(rules, white, own_m, own_k, opp_m, opp_k, barred, buf, ws)
+    return mg.generate_moves_barred(rules, white, (own_m, own_k, opp_m, opp_k), barred, buf, ws)
 
 
 @njit(cache=True)
@@ -175,16 +175,10 @@ def _settle(rules, table, boards, state, buf, ws):
     rule, limit, elapsed = settle_start(
         rules,
         table,
-        state[S_RULE],
-        state[S_LIMIT],
-        state[S_ELAPSED],
-        boards[0],
-        boards[1],
-        boards[2],
-        boards[3],
+        (state[S_RULE], state[S_LIMIT], state[S_ELAPSED]),
+        (boards[0], boards[1], boards[2], boards[3]),
         state[S_WHITE] != 0,
-        buf,
-        ws,
+        (buf, ws),
     )
     state[S_RULE], state[S_LIMIT], state[S_ELAPSED] = rule, limit, elapsed
 
@@ -229,14 +223,9 @@ def _play(rules, game, move, buf, ws):
     new_end = material_ending(table, boards[0], boards[1], boards[2], boards[3])
     rule, limit, elapsed = count_after(
         table,
-        state[S_RULE],
-        state[S_LIMIT],
-        state[S_ELAPSED],
-        old_end,
-        new_end,
-        man_moved,
-        cap != 0,
-        crowned,
+        (state[S_RULE], state[S_LIMIT], state[S_ELAPSED]),
+        (old_end, new_end),
+        (man_moved, cap != 0, crowned),
     )
     state[S_RULE], state[S_LIMIT], state[S_ELAPSED] = rule, limit, elapsed
     if elapsed == 0 and rule >= 0 and table[T_ENDINGS + rule * T_ENDING_FIELDS + E_UNLESS_CAPTURE]:

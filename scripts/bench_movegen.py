@@ -43,7 +43,7 @@ def ours(depth: int, variant: str = "international") -> Callable[[], int]:
     ws = mg.new_workspace()
 
     def count() -> int:
-        return int(mg.perft(v.rules, True, own_m, own_k, opp_m, opp_k, depth, stack, ws))
+        return int(mg.perft(v.rules, True, (own_m, own_k, opp_m, opp_k), depth, stack, ws))
 
     return count
 

@@ -175,14 +175,8 @@ def test_the_private_import_finder_finds_both_forms(tmp_path: Path) -> None:
     ]
 
 
-# Modules that still take a private name from another package: being fixed in issue 51
-# (rules/solve kernels: ``movegen._step``); empty this list once they are.
-PRIVATE_IMPORT_ALLOWED = {"tablebase.solve.runs", "tablebase.solve.whole"}
-
-
 def test_no_module_imports_a_private_name_from_another_package() -> None:
-    found = private_imports(project_modules())
-    offenders = [f for f in found if f.split(":")[0] not in PRIVATE_IMPORT_ALLOWED]
+    offenders = private_imports(project_modules())
     assert offenders == [], "private names taken from another package:\n" + "\n".join(offenders)
 
 

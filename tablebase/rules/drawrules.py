@@ -327,9 +327,13 @@ def count_start(table, wm, wk, bm, bk, elapsed):
 
 
 @njit(cache=True)
-def count_after(table, rule, limit, elapsed, old_ending, new_ending, man_moved, captured, crowned):
-    """The count after one ply. ``old_ending``/``new_ending``: :func:`material_ending` before
-    and after; ``man_moved``, ``captured``, ``crowned``: what the move did."""
+def count_after(table, count, endings, move):
+    """The count ``(rule, limit, elapsed)`` after one ply that took ``count`` on.
+    ``endings`` = ``(old_ending, new_ending)``: :func:`material_ending` before and after;
+    ``move`` = ``(man_moved, captured, crowned)``: what the move did."""
+    rule, limit, elapsed = count
+    old_ending, new_ending = endings
+    man_moved, captured, crowned = move
     if new_ending < 0:
         if rule >= 0:  # the move left the ending's material
             return fresh_count(table, GENERAL)
@@ -387,11 +391,15 @@ def capture_forced(rules, white, wm, wk, bm, bk, buf, ws):
 
 
 @njit(cache=True)
-def settle_start(rules, table, rule, limit, elapsed, wm, wk, bm, bk, white, buf, ws):
-    """The count as it stands in a position (bitboards, ``white`` to move) where it may have
-    just started: a ``drawn_unless_capture`` ending with no ply on it gets limit 0 (drawn at
-    once) unless :func:`capture_forced`; any other count is returned unchanged. ``buf``/``ws``
-    are a move buffer and workspace it may overwrite."""
+def settle_start(rules, table, count, board, white, buffers):
+    """The count ``count`` = ``(rule, limit, elapsed)`` as it stands in the position
+    ``board`` (white men, white kings, black men, black kings; ``white`` to move) where it
+    may have just started: a ``drawn_unless_capture`` ending with no ply on it gets limit 0
+    (drawn at once) unless :func:`capture_forced`; any other count is returned unchanged.
+    ``buffers``: a move buffer and a workspace it may overwrite."""
+    rule, limit, elapsed = count
+    wm, wk, bm, bk = board
+    buf, ws = buffers
     if rule < 0 or elapsed != 0 or limit == 0:
         return rule, limit, elapsed
     if table[T_ENDINGS + rule * T_ENDING_FIELDS + E_UNLESS_CAPTURE] == 0:
@@ -500,16 +508,15 @@ class Counter:
         rule, limit, elapsed = settle_start(
             v.rules,
             self.table,
-            count.index,
-            count.limit,
-            count.elapsed,
-            _u64(pos.white_men),
-            _u64(pos.white_kings),
-            _u64(pos.black_men),
-            _u64(pos.black_kings),
+            (count.index, count.limit, count.elapsed),
+            (
+                _u64(pos.white_men),
+                _u64(pos.white_kings),
+                _u64(pos.black_men),
+                _u64(pos.black_kings),
+            ),
             bool(pos.white_to_move),
-            mg.new_move_buffer(),
-            mg.new_workspace(),
+            (mg.new_move_buffer(), mg.new_workspace()),
         )
         return self.make(int(rule), int(limit), int(elapsed))
 
@@ -522,13 +529,8 @@ class Counter:
         crowned = man_moved and bool(kings_after >> (move.to - 1) & 1)
         rule, limit, elapsed = count_after(
             self.table,
-            count.index,
-            count.limit,
-            count.elapsed,
-            self.ending(before),
-            self.ending(after),
-            man_moved,
-            move.is_capture,
-            crowned,
+            (count.index, count.limit, count.elapsed),
+            (self.ending(before), self.ending(after)),
+            (man_moved, bool(move.is_capture), crowned),
         )
         return self.settle(self.make(int(rule), int(limit), int(elapsed)), after)

@@ -135,7 +135,7 @@ def bit(sq):
 
 
 @njit(cache=True, inline="always")
-def _step(b, width, d):
+def step(b, width, d):
     """Every square of ``b`` moved one step in direction ``d`` (off-board steps vanish)."""
     lo = (b & GEO_MASK[width, d, 0], np.uint64(GEO_SHIFT[width, d, 0]))
     hi = (b & GEO_MASK[width, d, 1], np.uint64(GEO_SHIFT[width, d, 1]))
@@ -162,8 +162,8 @@ def king_reach(width, flying, sq, empty):
     squares instead of branching on each way."""
     tb = bit(sq)
     if not flying:
-        around = _step(tb, width, 0) | _step(tb, width, 1)
-        return (around | _step(tb, width, 2) | _step(tb, width, 3)) & empty
+        around = step(tb, width, 0) | step(tb, width, 1)
+        return (around | step(tb, width, 2) | step(tb, width, 3)) & empty
     occupied = ~empty
     out = ZERO
     for d in range(4):
@@ -184,7 +184,7 @@ def king_quiet_count(rules, kings, empty):
     n = 0
     if not rules.flying:
         for d in range(4):
-            n += popcount(_step(kings, width, d) & empty)
+            n += popcount(step(kings, width, d) & empty)
         return n
     while kings:
         sq = _lowest(kings)
@@ -243,7 +243,7 @@ def has_capture(rules, white, own_m, own_k, opp_m, opp_k):
         movers = own_m if (men_back or _forward(d, white)) else ZERO
         if not rules.flying:
             movers |= own_k
-        if _step(_step(movers, width, d) & opp, width, d) & empty:
+        if step(step(movers, width, d) & opp, width, d) & empty:
             return True
     if own_k and rules.flying:
         kings = own_k
@@ -252,7 +252,7 @@ def has_capture(rules, white, own_m, own_k, opp_m, opp_k):
             kings &= kings - ONE
             for d in range(4):
                 t = _first_on_ray(width, sq, d, occupied)
-                if t >= 0 and (opp & bit(t)) and (_step(bit(t), width, d) & empty):
+                if t >= 0 and (opp & bit(t)) and (step(bit(t), width, d) & empty):
                     return True
     if rules.straight:
         return _has_straight_capture(rules, own_m, own_k, opp, occupied, empty)
@@ -293,10 +293,10 @@ def _capturers(rules, white, own_m, own_k, opp, empty):
     found = ZERO
     for d in range(4):
         movers = short if (men_back or _forward(d, white)) else short & ~own_m
-        landing = _step(_step(movers, width, d) & opp, width, d) & empty
+        landing = step(step(movers, width, d) & opp, width, d) & empty
         if landing:
             back = 3 - d  # the opposite direction
-            found |= _step(_step(landing, width, back), width, back)
+            found |= step(step(landing, width, back), width, back)
     straight = rules.straight
     if straight:  # men capture straight in all four ways
         for d in range(4, 8):
@@ -324,10 +324,10 @@ def _short_capturers(width, white, men_back, own_m, own_k, opp, empty):
     short = own_m | own_k
     for d in range(4):
         movers = short if (men_back or _forward(d, white)) else own_k
-        landing = _step(_step(movers, width, d) & opp, width, d) & empty
+        landing = step(step(movers, width, d) & opp, width, d) & empty
         if landing:
             back = 3 - d
-            found |= _step(_step(landing, width, back), width, back)
+            found |= step(step(landing, width, back), width, back)
     return found
 
 
@@ -350,9 +350,10 @@ def capture_key(rules, is_king, count, kings_taken):
 
 
 @kernel
-def _emit(moves, n, frm, to, cap, ncap, crowns, ws, node):
-    """Record a capture ending at ``node`` unless the same (from, to, captured, crowns)
-    exists."""
+def _emit(moves, n, move, ws, node):
+    """Record the capture ``move`` = ``(from, to, captured, number captured, crowns)``
+    ending at ``node`` unless the same (from, to, captured, crowns) exists."""
+    frm, to, cap, ncap, crowns = move
     for i in range(n):
         if (
             moves[i, F_FROM] == frm
@@ -388,8 +389,9 @@ def _emit(moves, n, frm, to, cap, ncap, crowns, ws, node):
 
 
 @kernel
-def _captures_from(rules, white, frm, is_king, opp, opp_k, occupied, moves, n, ws, best):
-    """Search of every capture sequence of the piece on ``frm`` (breadth first).
+def _captures_from(rules, white, piece, board, buffers, n, best):
+    """Search of every capture sequence of the piece ``piece`` = ``(frm, is_king)`` (breadth
+    first) on ``board`` = ``(opp, opp_k, occupied)``, into ``buffers`` = ``(moves, ws)``.
 
     ``occupied`` excludes the moving piece (its start square is empty during the move);
     captured pieces stay in ``occupied`` so they block until the move ends. A man landing on
@@ -398,6 +400,9 @@ def _captures_from(rules, white, frm, is_king, opp, opp_k, occupied, moves, n, w
     the new move count and the largest :func:`capture_key` so far (``opp_k``, the
     opponent's kings, prices a Frisian capture).
     """
+    frm, is_king = piece
+    opp, opp_k, occupied = board
+    moves, ws = buffers
     nbr = rules.nbr
     nsq = rules.nsq
     width = rules.width
@@ -491,7 +496,7 @@ def _captures_from(rules, white, frm, is_king, opp, opp_k, occupied, moves, n, w
             elif c > best:
                 best = c
             crowns = ONE if (not is_king and (king or (promo & bit(sq)) != ZERO)) else ZERO
-            n = _emit(moves, n, np.uint64(frm), np.uint64(sq), cap, cnt, crowns, ws, i)
+            n = _emit(moves, n, (np.uint64(frm), np.uint64(sq), cap, cnt, crowns), ws, i)
     return n, best
 
 
@@ -504,7 +509,7 @@ def generate_moves(rules, white, own_m, own_k, opp_m, opp_k, moves, ws):
     kings step (or fly) any diagonal way. Frisian's king-move limit is not applied here (it
     needs the king runs): use :func:`generate_moves_barred`.
     """
-    return _generate(rules, white, own_m, own_k, opp_m, opp_k, ZERO, moves, ws)
+    return _generate(rules, white, (own_m, own_k, opp_m, opp_k), ZERO, moves, ws)
 
 
 @kernel
@@ -535,9 +540,8 @@ def capture_successors(rules, white, own_m, own_k, opp_m, opp_k, out, ws):
         if capturers == ZERO:
             return 0
         return _short_successors(
-            nbr, white, men_back, own_m, own_k, opp_m, opp_k, out, ws, capturers, empty0,
-            promotion_row(rules, white),
-        )  # fmt: skip
+            rules, white, (own_m, own_k, opp_m, opp_k), out, ws, capturers, empty0
+        )
     capturers = _capturers(rules, white, own_m, own_k, opp, empty0)
     if capturers == ZERO:
         return 0
@@ -666,16 +670,19 @@ def _add_successor(out, n, a, b, e, f):
 
 
 @njit(cache=True, inline="always")
-def _short_successors(
-    nbr, white, men_back, own_m, own_k, opp_m, opp_k, out, ws, capturers, empty0, promo
-):
-    """:func:`capture_successors` for short kings capturing diagonally, every sequence
-    legal whatever it takes, a man's capture ending where it is crowned (English
-    checkers), from the pieces that can capture (``capturers``) and the empty squares:
+def _short_successors(rules, white, pos, out, ws, capturers, empty0):
+    """:func:`capture_successors` of ``pos`` = ``(own_m, own_k, opp_m, opp_k)`` for short
+    kings capturing diagonally, every sequence legal whatever it takes, a man's capture
+    ending where it is crowned (English checkers), from the pieces that can capture
+    (``capturers``) and the empty squares ``empty0``:
     the general search without what those rules never need (flying landings, counts and
     values, the way a piece came in, crowning on the way). A capture of one piece (most
     of them) is taken without the search; the stack rows of ``ws`` hold a square and the
     pieces taken to reach it."""
+    own_m, own_k, opp_m, opp_k = pos
+    nbr = rules.nbr
+    men_back = rules.men_back
+    promo = promotion_row(rules, white)
     opp = opp_m | opp_k
     m0 = 0 if (men_back or white) else 2  # white men capture towards row 0: ways 0, 1
     m1 = 4 if men_back else m0 + 2
@@ -742,16 +749,18 @@ def new_successor_buffer() -> np.ndarray:
 
 
 @kernel
-def generate_moves_barred(rules, white, own_m, own_k, opp_m, opp_k, barred, moves, ws):
-    """:func:`generate_moves` where the king on bitboard ``barred`` (0: none) makes no quiet
-    move: under Frisian's king-move limit, the king that has made its side's last
-    ``rules.king_limit`` quiet moves (:func:`king_barred`). Its captures stay."""
-    return _generate(rules, white, own_m, own_k, opp_m, opp_k, barred, moves, ws)
+def generate_moves_barred(rules, white, pos, barred, moves, ws):
+    """:func:`generate_moves` of ``pos`` = ``(own_m, own_k, opp_m, opp_k)`` where the king
+    on bitboard ``barred`` (0: none) makes no quiet move: under Frisian's king-move limit,
+    the king that has made its side's last ``rules.king_limit`` quiet moves
+    (:func:`king_barred`). Its captures stay."""
+    return _generate(rules, white, pos, barred, moves, ws)
 
 
 @njit(cache=True, inline="always")
-def _generate(rules, white, own_m, own_k, opp_m, opp_k, barred, moves, ws):
+def _generate(rules, white, pos, barred, moves, ws):
     # inlined into both faces: a call here costs International perft about 15 %
+    own_m, own_k, opp_m, opp_k = pos
     nbr = rules.nbr
     nsq = rules.nsq
     full = (ONE << np.uint64(nsq)) - ONE
@@ -768,18 +777,9 @@ def _generate(rules, white, own_m, own_k, opp_m, opp_k, barred, moves, ws):
             b = bit(sq)
             capturers ^= b
             n, best = _captures_from(
-                rules,
-                white,
-                sq,
-                (own_k & b) != ZERO,
-                opp,
-                opp_k,
-                occupied & ~b,
-                moves,
-                n,
-                ws,
-                best,
-            )
+                rules, white, (sq, (own_k & b) != ZERO), (opp, opp_k, occupied & ~b),
+                (moves, ws), n, best,
+            )  # fmt: skip
         return n
     flying = rules.flying
     promo = promotion_row(rules, white)
@@ -874,14 +874,16 @@ def apply_move(own_m, own_k, opp_m, opp_k, frm, to, cap, crowns):
 
 
 @kernel
-def make_move(rules, white, own_m, own_k, opp_m, opp_k, frm, to, cap):
-    """Apply a move given by its squares; returns the position from the opponent's side.
+def make_move(rules, white, pos, frm, to, cap):
+    """Apply a move given by its squares to ``pos`` = ``(own_m, own_k, opp_m, opp_k)``;
+    returns the position from the opponent's side.
 
     The result is ``(own_m, own_k, opp_m, opp_k)`` with the *new* side to move first. A man
     ending on its promotion row is crowned. A Russian man crowned in the middle of a capture
     and ending elsewhere is not known from the squares alone: apply generated moves with
     :func:`play_row`, which reads the move's ``crowns`` field.
     """
+    own_m, own_k, opp_m, opp_k = pos
     crowns = (own_m & (ONE << frm)) != ZERO and (promotion_row(rules, white) & (ONE << to)) != ZERO
     return apply_move(own_m, own_k, opp_m, opp_k, frm, to, cap, crowns)
 
@@ -1044,10 +1046,12 @@ def quiet_unmoves(rules, white, own_m, own_k, opp_m, opp_k, out, legal_only):
 
 
 @kernel
-def perft(rules, white, own_m, own_k, opp_m, opp_k, depth, stack, ws):
-    """Number of leaf nodes of the legal-move tree ``depth`` plies deep (bulk-counted)."""
+def perft(rules, white, pos, depth, stack, ws):
+    """Number of leaf nodes of the legal-move tree of ``pos`` = ``(own_m, own_k, opp_m,
+    opp_k)`` ``depth`` plies deep (bulk-counted)."""
     if depth == 0:
         return 1
+    own_m, own_k, opp_m, opp_k = pos
     moves = stack[depth - 1]
     n = generate_moves(rules, white, own_m, own_k, opp_m, opp_k, moves, ws)
     if depth == 1:
@@ -1055,21 +1059,22 @@ def perft(rules, white, own_m, own_k, opp_m, opp_k, depth, stack, ws):
     total = 0
     for i in range(n):
         a, b, c, e = play_row(own_m, own_k, opp_m, opp_k, moves, i)
-        total += perft(rules, not white, a, b, c, e, depth - 1, stack, ws)
+        total += perft(rules, not white, (a, b, c, e), depth - 1, stack, ws)
     return total
 
 
 @kernel
-def perft_runs(
-    rules, white, own_m, own_k, opp_m, opp_k, own_sq, own_n, opp_sq, opp_n, depth, stack, ws
-):
-    """:func:`perft` under a king-move limit: each side's run (0-based square, n; -1, 0 for
-    none) bars its king's quiet moves and is carried over every move."""
+def perft_runs(rules, white, pos, runs, depth, stack, ws):
+    """:func:`perft` under a king-move limit: each side's run (``runs`` = ``(own_sq, own_n,
+    opp_sq, opp_n)``: 0-based square, n; -1, 0 for none) bars its king's quiet moves and is
+    carried over every move."""
     if depth == 0:
         return 1
+    own_m, own_k, opp_m, opp_k = pos
+    own_sq, own_n, opp_sq, opp_n = runs
     moves = stack[depth - 1]
     barred = king_barred(rules, own_m, own_k, own_sq, own_n)
-    n = generate_moves_barred(rules, white, own_m, own_k, opp_m, opp_k, barred, moves, ws)
+    n = generate_moves_barred(rules, white, pos, barred, moves, ws)
     if depth == 1:
         return n
     total = 0
@@ -1086,7 +1091,7 @@ def perft_runs(
             moves[i, F_NCAP] != ZERO,
         )
         osq, ok = king_run_kept(rules, a, b, opp_sq, opp_n)
-        total += perft_runs(rules, not white, a, b, c, e, osq, ok, sq, k, depth - 1, stack, ws)
+        total += perft_runs(rules, not white, (a, b, c, e), (osq, ok, sq, k), depth - 1, stack, ws)
     return total
 
 

@@ -75,15 +75,7 @@ class MoveList:
         barred = mg.king_barred(v.rules, own_m, own_k, own_sq, own_n)
         self.count = int(
             mg.generate_moves_barred(
-                v.rules,
-                pos.white_to_move,
-                own_m,
-                own_k,
-                opp_m,
-                opp_k,
-                barred,
-                buf,
-                ws,
+                v.rules, pos.white_to_move, (own_m, own_k, opp_m, opp_k), barred, buf, ws
             )
         )
         self._rows = buf
@@ -225,17 +217,12 @@ def perft(pos: Position, depth: int) -> int:
             mg.perft_runs(
                 v.rules,
                 pos.white_to_move,
-                own_m,
-                own_k,
-                opp_m,
-                opp_k,
-                own_sq,
-                own_n,
-                opp_sq,
-                opp_n,
+                (own_m, own_k, opp_m, opp_k),
+                (own_sq, own_n, opp_sq, opp_n),
                 depth,
                 stack,
                 ws,
             )
         )
-    return int(mg.perft(v.rules, pos.white_to_move, own_m, own_k, opp_m, opp_k, depth, stack, ws))
+    board = (own_m, own_k, opp_m, opp_k)
+    return int(mg.perft(v.rules, pos.white_to_move, board, depth, stack, ws))

@@ -88,7 +88,7 @@ def _codes_range(packed, b0, lo, hi, out, rules, binom, counts):
         if q != last_q:
             wm, wk, bm, valid = scan_prefix(q, nsq, width, nwm, nwk, nbm, binom)
             if valid:
-                base = our_prefix(nsq, width, wm, wk, bm, nwm, nwk, nbm, nbk, binom) * d_bk
+                base = our_prefix(nsq, width, (wm, wk, bm), (nwm, nwk, nbm, nbk), binom) * d_bk
                 taken = wm | bm | wk
             last_q = q
         o = (b - b0) * per

@@ -129,8 +129,11 @@ def scan_ids(pieces: int, min_pieces: int = 2) -> list[ScanId]:
 
 
 @njit(cache=True, inline="always")
-def scan_board_index(nsq, width, wm, wk, bm, bk, nwm, nwk, nbm, nbk, binom):
-    """Scan's board index of a white-to-move position (module docstring)."""
+def scan_board_index(nsq, width, board, counts, binom):
+    """Scan's board index of a white-to-move position ``board`` (white men, white kings,
+    black men, black kings; ``counts`` its pieces in that order; module docstring)."""
+    wm, wk, bm, bk = board
+    nwm, nwk, nbm, nbk = counts
     men = wm | bm
     a = nsq - width
     free = nsq - nwm - nbm
@@ -142,11 +145,14 @@ def scan_board_index(nsq, width, wm, wk, bm, bk, nwm, nwk, nbm, nbk, binom):
 
 
 @kernel
-def scan_entry(nsq, width, limit, wm, wk, bm, bk, wsq, wn, bsq, bn, binom):
-    """Scan's entry of a white-to-move position with its runs (white's king on 0-based
+def scan_entry(nsq, width, limit, pos, runs, binom):
+    """Scan's entry of a white-to-move position ``pos`` (white men, white kings, black men,
+    black kings) with its runs ``runs`` = ``(wsq, wn, bsq, bn)`` (white's king on 0-based
     ``wsq`` made the last ``wn`` quiet moves, black's on ``bsq`` the last ``bn``; 0: none)."""
+    wm, wk, bm, bk = pos
+    wsq, wn, bsq, bn = runs
     nwm, nwk, nbm, nbk = popcount(wm), popcount(wk), popcount(bm), popcount(bk)
-    board = scan_board_index(nsq, width, wm, wk, bm, bk, nwm, nwk, nbm, nbk, binom)
+    board = scan_board_index(nsq, width, pos, (nwm, nwk, nbm, nbk), binom)
     cw = run_states(limit, nwm, nwk)
     cb = run_states(limit, nbm, nbk)
     if cw * cb == 1:
@@ -177,18 +183,22 @@ def scan_prefix(q, nsq, width, nwm, nwk, nbm, binom):
 
 
 @njit(cache=True, inline="always")
-def our_prefix(nsq, width, wm, wk, bm, nwm, nwk, nbm, nbk, binom):
-    """Our board index of the same boards as :func:`scan_prefix` divided by
+def our_prefix(nsq, width, pieces, counts, binom):
+    """Our board index (``pieces``: white men, white kings, black men; ``counts`` the
+    slice's four piece counts) of the same boards as :func:`scan_prefix` divided by
     ``C(F - wk, bk)``: the black kings' rank (the last group) is the same in both indexes,
     so ``our board = our_prefix * C(F - wk, bk) + r_bk`` for Scan's ``board = q * ... +
     r_bk``."""
-    head, r_wk, _ = index_parts(nsq, width, (wm, wk, bm, ZERO), (nwm, nwk, nbm, nbk), binom)
+    wm, wk, bm = pieces
+    head, r_wk, _ = index_parts(nsq, width, (wm, wk, bm, ZERO), counts, binom)
     return head + r_wk
 
 
 @njit(cache=True)
-def scan_position(entry, nsq, width, limit, nwm, nwk, nbm, nbk, binom):
-    """Inverse of :func:`scan_entry`: ``(wm, wk, bm, bk, wsq, wn, bsq, bn, valid)``."""
+def scan_position(entry, nsq, width, limit, counts, binom):
+    """Inverse of :func:`scan_entry` in the slice of ``counts``: ``(wm, wk, bm, bk, wsq, wn,
+    bsq, bn, valid)``."""
+    nwm, nwk, nbm, nbk = counts
     cw = run_states(limit, nwm, nwk)
     cb = run_states(limit, nbm, nbk)
     code_b = entry % cb
@@ -232,9 +242,9 @@ def scan_entry_of(pos: Position) -> tuple[ScanId, int]:
     (wsq, wn), (bsq, bn) = p.king_runs
     entry = scan_entry(
         v.squares, v.per_row, v.king_move_limit,
-        np.uint64(p.white_men), np.uint64(p.white_kings),
-        np.uint64(p.black_men), np.uint64(p.black_kings),
-        wsq - 1, wn, bsq - 1, bn, BINOM,
+        (np.uint64(p.white_men), np.uint64(p.white_kings),
+         np.uint64(p.black_men), np.uint64(p.black_kings)),
+        (wsq - 1, wn, bsq - 1, bn), BINOM,
     )  # fmt: skip
     return scan_id_of(pos), int(entry)
 
@@ -245,7 +255,7 @@ def position_of_entry(variant: Variant, sid: ScanId, entry: int) -> Position | N
         raise ScanFormatError(f"entry {entry} is outside {sid.name} ({sid.size(variant)})")
     wm, wk, bm, bk, wsq, wn, bsq, bn, ok = scan_position(
         entry, variant.squares, variant.per_row, variant.king_move_limit,
-        sid.wm, sid.wk, sid.bm, sid.bk, BINOM,
+        (sid.wm, sid.wk, sid.bm, sid.bk), BINOM,
     )  # fmt: skip
     if not ok:
         return None

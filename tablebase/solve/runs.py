@@ -112,7 +112,7 @@ def quiet_inside(rules, wm, wk, bm, bk):
     promo = mg.promotion_row(rules, True)
     inside = 0
     for d in range(2):
-        inside += popcount(mg._step(wm, width, d) & empty & ~promo)
+        inside += popcount(mg.step(wm, width, d) & empty & ~promo)
     return inside + mg.king_quiet_count(rules, wk, empty)
 
 
@@ -132,13 +132,13 @@ def _promotions(tables, rules, binom, board, black_run):
     best = -1
     reads = 0
     for d in range(2):
-        ex = mg._step(wm, width, d) & empty & promo
+        ex = mg.step(wm, width, d) & empty & promo
         while ex:
             to = lowest_square(ex)
             ex &= ex - mg.ONE
             frm = nbr[to, 3 - d]
             a, b, c, e = mg.make_move(
-                rules, True, wm, wk, bm, bk, np.uint64(frm), np.uint64(to), mg.ZERO
+                rules, True, (wm, wk, bm, bk), np.uint64(frm), np.uint64(to), mg.ZERO
             )
             q = place_runs(offsets, rules, binom, (a, b, c, e), black_run, (-1, 0))
             reads += 1

@@ -201,7 +201,7 @@ def quiet_exits(offsets, rules, binom, board, where, m):
     promo = mg.promotion_row(rules, True)
     inside = 0
     for d in range(2):  # white men step towards row 0: directions 0 and 1
-        t = mg._step(wm, width, d) & empty
+        t = mg.step(wm, width, d) & empty
         inside += popcount(t & ~promo)
         ex = t & promo
         while ex:
@@ -209,7 +209,7 @@ def quiet_exits(offsets, rules, binom, board, where, m):
             ex &= ex - mg.ONE
             frm = nbr[to, 3 - d]  # the square one step back
             a, b, c, e = mg.make_move(
-                rules, True, wm, wk, bm, bk, np.uint64(frm), np.uint64(to), mg.ZERO
+                rules, True, (wm, wk, bm, bk), np.uint64(frm), np.uint64(to), mg.ZERO
             )
             q = place_after(offsets, nsq, width, binom, a, b, c, e)
             if q == MISSING:

@@ -204,7 +204,7 @@ def test_make_move_returns_the_opponents_point_of_view_and_crowns():
     pos = Position.from_fen("W:W6,28:B23,40", v)
     own_m, own_k, opp_m, opp_k = pos.side_boards
     a, b, c, d = mg.make_move(
-        v.rules, True, own_m, own_k, opp_m, opp_k, np.uint64(5), np.uint64(0), np.uint64(0)
+        v.rules, True, (own_m, own_k, opp_m, opp_k), np.uint64(5), np.uint64(0), np.uint64(0)
     )
     nxt = Position.from_side_boards(a, b, c, d, False, v)
     assert nxt.fen() == "B:WK1,28:B23,40"
