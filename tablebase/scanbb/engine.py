@@ -26,6 +26,7 @@ import os
 import random
 import shutil
 import subprocess
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +39,7 @@ from tablebase.scanbb.index import position_of_entry, scan_ids
 SCAN_VARIANT = {"international": "normal", "frisian": "frisian"}  # Scan's name of each
 RESULT_OF_TEXT = {"win": 1, "draw": 0, "loss": -1}
 TIMEOUT = 600  # seconds for one session of Scan
+START_TIMEOUT = 300  # seconds for Scan to load its bitbases
 
 
 class ScanEngineError(RuntimeError):
@@ -68,19 +70,55 @@ def scan_folder(binary: Path | str, work: Path, variant: Variant, root: Path, bb
     return work
 
 
-def hub_start(folder: Path) -> list[str]:
+def hub_start(folder: Path, timeout: float = START_TIMEOUT) -> list[str]:
     """Start Scan as a Hub engine in ``folder``, send ``hub`` and ``init`` (which loads the
-    bitbases) and ``quit``; Scan's lines. Raises :class:`ScanEngineError` with Scan's own
-    message when it does not answer ``ready``."""
-    r = subprocess.run(
-        ["./scan", "hub"], cwd=folder, input="hub\ninit\nping\nquit\n", capture_output=True,
-        text=True, timeout=TIMEOUT,
+    bitbases), then ``quit`` once it answers ``ready``; Scan's lines. Raises
+    :class:`ScanEngineError` with Scan's own message when it does not answer ``ready``.
+
+    Scan reports a bad file on stderr and calls ``exit`` from its main thread; if its input
+    thread is then waiting to hand over a line, that exit never returns (the input's
+    condition variable is destroyed under a waiter). So nothing is sent after ``init``
+    before ``ready``, and Scan is killed once it has written to stderr, or at ``timeout``.
+    """
+    proc = subprocess.Popen(
+        ["./scan", "hub"], cwd=folder, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    lines = r.stdout.splitlines()
-    if "ready" not in lines or "pong" not in lines:
-        detail = (r.stderr.strip() or r.stdout.strip()).splitlines()
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    errors: list[str] = []
+    stderr = proc.stderr
+
+    def watch_stderr() -> None:
+        for text in stderr:
+            errors.append(text.strip())
+            proc.kill()  # Scan writes to stderr only when it stops
+
+    threading.Thread(target=watch_stderr, daemon=True).start()
+    watchdog = threading.Timer(timeout, proc.kill)
+    watchdog.start()
+    lines: list[str] = []
+    try:
+        proc.stdin.write("hub\ninit\n")
+        proc.stdin.flush()
+        for text in proc.stdout:
+            lines.append(text.rstrip("\n"))
+            if lines[-1] == "ready":
+                proc.stdin.write("quit\n")
+                proc.stdin.flush()
+                break
+        proc.wait(timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    finally:
+        watchdog.cancel()
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+    if "ready" not in lines:
+        detail = errors or lines
         raise ScanEngineError(
-            f"Scan did not start (exit {r.returncode}): {detail[-1] if detail else 'no output'}"
+            f"Scan did not start (exit {proc.returncode}): "
+            + (detail[-1] if detail else "no answer")
         )
     return lines
 
@@ -102,7 +140,8 @@ def scan_values(folder: Path, lines: list[Line]) -> list[list[int | None]]:
     for line in lines:
         commands.append(f"fen {line.fen}")
         commands.extend(line.moves)
-    commands.append("q")
+    # no "q": Scan stops at the end of its input, its input thread done by then (see
+    # hub_start on exiting while that thread waits)
     r = subprocess.run(
         ["./scan"], cwd=folder, input="\n".join(commands) + "\n", capture_output=True,
         text=True, timeout=TIMEOUT,
