@@ -19,6 +19,7 @@ from tablebase.build.schedule import PairTask, Progress
 from tablebase.build.task import PHASES, PairReport
 
 log = logging.getLogger("tablebase.build.progress")
+ETA_FROM = 0.01  # the share of the entries solved before an ETA is shown
 
 
 def _fmt_time(seconds: float) -> str:
@@ -50,8 +51,13 @@ class _Tally:
         return self.solved / dt if dt > 0 else 0.0
 
     def eta(self) -> str:
+        """Time left at the rate so far; "?" until a hundredth of the entries are solved
+        (the first pairs are the smallest, and a worker's first task pays for its start-up:
+        their rate said hours for a build of seconds)."""
         rate = self.rate()
-        return _fmt_time((self.to_solve - self.solved) / rate) if rate > 0 else "?"
+        if rate <= 0 or self.solved < ETA_FROM * self.to_solve:
+            return "?"
+        return _fmt_time((self.to_solve - self.solved) / rate)
 
 
 class LogProgress(Progress):
