@@ -698,7 +698,7 @@ def test_a_single_look_up_answers_a_named_status(db3_international) -> None:
     s = parse_slice("0120")
 
     def look() -> tuple[int, int]:
-        return result_quick(part.table, c.arena, c.stamps, v.rules, pos)
+        return result_quick(part.table, c.arena, c.stamps, v.neighbours, v.rule_fields, pos)
 
     assert look() == (NOT_OPEN, s.code)
     tb._open(part, s)
