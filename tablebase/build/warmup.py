@@ -119,11 +119,13 @@ def run_part(part: str, variant: str, scratch: str, parent: int | None = None) -
 def _solve_part(variant: str, scratch: Path) -> None:
     db = scratch / "db"
     db.mkdir()
-    for task in build_graph(get_variant(variant), WARM_PIECES):
-        if max(_pieces(n) for n in task.names) > 2:
-            (scratch / _READY).touch()  # the 2-piece slices are written: probe them
-        run_pair_task(variant, task.names, str(db), threads=1)
-    (scratch / _READY).touch()
+    try:
+        for task in build_graph(get_variant(variant), WARM_PIECES):
+            if max(_pieces(n) for n in task.names) > 2:
+                (scratch / _READY).touch()  # the 2-piece slices are written: probe them
+            run_pair_task(variant, task.names, str(db), threads=1)
+    finally:  # also when a pair fails: the probe part stops waiting (and fails in turn)
+        (scratch / _READY).touch()
 
 
 def _pieces(name: str) -> int:
