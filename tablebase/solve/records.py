@@ -4,8 +4,8 @@ Each is a ``typing.NamedTuple``, which numba types as a named tuple: a record is
 by the caller (in Python or in compiled code), handed down by value, and its fields are
 read by name (a record is a struct of its fields: reading one is a load, as reading a
 separate argument is; the rules engine's record measured no slower on a 2-4 build, these
-records are still to be A/B'd on a 2-5 build). The arrays in a record are borrowed by the kernels that take it
-(:mod:`tablebase.rules.kernel`), as arrays passed alone are.
+records are still to be A/B'd on a 2-5 build). The arrays in a record are borrowed by the
+kernels that take it (:mod:`tablebase.rules.kernel`), as arrays passed alone are.
 
 * :class:`Tables`: the solved slices a pair reads, end to end (its dependencies);
 * :class:`Shape`: the index of the boards a part is laid out by (piece counts, binomials);
