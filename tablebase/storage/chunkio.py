@@ -218,13 +218,17 @@ def _write_groups(
     return ds
 
 
-def read_dataset(ds: h5py.Dataset, out: np.ndarray, threads: int, start: int = 0) -> None:
+def read_dataset(
+    ds: h5py.Dataset, out: np.ndarray, threads: int, start: int = 0, groups: bool = False
+) -> None:
     """Read the 1-D dataset ``ds`` into ``out`` (at least as wide): its entries ``start``
     to ``start + len(out)`` (the whole dataset by default; ``start`` a multiple of its
     chunk size), decompressing its chunks in ``threads`` threads when its filters are gzip
     and shuffle only; any other layout is read by HDF5 itself. Each chunk is checked
-    against its CRC-32 where the dataset has them (``block_checksums``). Raises
-    ``OSError``/``ValueError`` for a damaged chunk."""
+    against its CRC-32 where the dataset has them (``block_checksums``). ``groups``: a
+    group-coded dataset's chunks are also checked as :func:`check_groups` checks them
+    (their stored bytes' CRC-32, their groups decoded as a probe decodes them), in the same
+    pass. Raises ``OSError``/``ValueError`` for a damaged chunk."""
     n = ds.shape[0]
     stop = start + out.shape[0]
     if not 0 <= start <= stop <= n:
@@ -243,9 +247,14 @@ def read_dataset(ds: h5py.Dataset, out: np.ndarray, threads: int, start: int = 0
         raise ValueError(f"entry {start} does not begin a chunk of {chunk}")
     size = ds.dtype.itemsize
     crcs = chunk_checksums(ds)
+    nblocks = -(-n // chunk)
+    coded = _groups_of(ds, nblocks, chunk) if groups else None
+    rows = None if coded is None else ds.parent[ds.name.rsplit("/", 1)[-1] + GROUPS_SUFFIX][...]
 
     def decode(item: tuple[int, int, bytes]) -> None:
         at, mask, blob = item
+        if coded is not None and block_crc(blob) != coded.zcrcs[at // chunk]:
+            raise ValueError(f"block {at // chunk} of {ds.name}: its groups do not match its chunk")
         raw = blob
         for k, f in reversed(list(enumerate(filters))):
             if mask & (1 << k):
@@ -261,6 +270,10 @@ def read_dataset(ds: h5py.Dataset, out: np.ndarray, threads: int, start: int = 0
             raise ValueError(f"chunk at {at} holds {len(raw)} bytes, not {chunk * size}")
         if crcs is not None and block_crc(raw) != crcs[at // chunk]:
             raise ValueError(f"chunk at {at} (block {at // chunk}): checksum mismatch")
+        if coded is not None and rows is not None:
+            k = at // chunk
+            if not _groups_match(blob, raw, coded, rows[k], k):
+                raise ValueError(f"block {k} of {ds.name}: its groups do not match its chunk")
         end = min(stop, at + chunk)
         out[at - start : end - start] = np.frombuffer(raw, dtype=ds.dtype, count=end - at)
 
@@ -274,6 +287,20 @@ def read_dataset(ds: h5py.Dataset, out: np.ndarray, threads: int, start: int = 0
                 batch.append((at, mask, blob))
             for _ in pool.map(decode, batch):
                 pass
+
+
+def _groups_match(blob: bytes, raw: bytes | None, coded: Groups, row: np.ndarray, k: int) -> bool:
+    """Whether block ``k`` of a group-coded dataset is as written: its stored bytes ``blob``
+    against their CRC-32, and its groups, decoded from where its ``row`` of
+    ``<name>_groups`` says they begin (as a probe decodes them), against ``raw``, the block
+    inflated (None if it does not inflate)."""
+    if block_crc(blob) != coded.zcrcs[k] or raw is None:
+        return False
+    chunk = len(raw)
+    out = np.empty(chunk, dtype=np.uint8)
+    stored = np.frombuffer(blob, dtype=np.uint8)
+    ok = gc.decode_groups(stored, row, coded.table, chunk, coded.group_bytes, out)
+    return bool(ok) and out.tobytes() == raw
 
 
 def check_groups(ds: h5py.Dataset, threads: int) -> None:
@@ -296,13 +323,10 @@ def check_groups(ds: h5py.Dataset, threads: int) -> None:
         if block_crc(blob) != groups.zcrcs[k]:
             return k
         try:
-            raw = isal_zlib.decompress(blob)
+            raw: bytes | None = isal_zlib.decompress(blob)
         except isal_zlib.error:
-            return k  # stored bytes as written (their CRC matched) that do not inflate
-        out = np.empty(chunk, dtype=np.uint8)
-        stored = np.frombuffer(blob, dtype=np.uint8)
-        ok = gc.decode_groups(stored, row, groups.table, chunk, groups.group_bytes, out)
-        if not ok or out.tobytes() != raw:
+            raw = None  # stored bytes as written (their CRC matched) that do not inflate
+        if raw is None or len(raw) != chunk or not _groups_match(blob, raw, groups, row, k):
             return k
         return None
 

@@ -70,17 +70,23 @@ def row_length(block_bytes: int, group: int) -> int:
 # ---------------------------------------------------------------- tokens and frequencies
 
 
-@njit(cache=True, inline="always")
-def _length_code(n):
-    """Deflate's length symbol (257-285) of a repeat of ``n`` bytes (3-258)."""
-    k = 0
-    while k < 28 and _LEN_BASE_J[k + 1] <= n:
-        k += 1
-    return 257 + k
+def _length_codes() -> np.ndarray:
+    """Deflate's length symbol (257-285) of a repeat of ``n`` bytes, at ``n`` (3-258)."""
+    out = np.zeros(259, dtype=np.int32)
+    for n in range(3, 259):
+        out[n] = 257 + int(np.searchsorted(_LEN_BASE, n, side="right")) - 1
+    return out
 
 
 _LEN_BASE_J = _LEN_BASE  # read by the compiled code as a global constant
 _LEN_EXTRA_J = _LEN_EXTRA
+_LEN_CODE_J = _length_codes()
+
+
+@njit(cache=True, inline="always")
+def _length_code(n):
+    """Deflate's length symbol (257-285) of a repeat of ``n`` bytes (3-258)."""
+    return _LEN_CODE_J[n]
 
 
 @njit(cache=True, inline="always")
@@ -303,14 +309,32 @@ def _adler32(raw, lo, hi):
 
 @njit(cache=True, inline="always")
 def _put(out, pos, acc, nacc, v, n):
+    """Append the ``n`` low bits of ``v`` to the bit stream: ``acc`` holds the ``nacc`` bits
+    not yet stored after ``out[:pos]``; four bytes are stored at a time (a code is at most
+    :data:`MAX_BITS` bits and an extra field five, so ``acc`` never passes 44 bits)."""
     acc |= np.uint64(v) << np.uint64(nacc)
     nacc += n
-    while nacc >= 8:
+    if nacc >= 32:
+        out[pos] = np.uint8(acc & np.uint64(0xFF))
+        out[pos + 1] = np.uint8((acc >> np.uint64(8)) & np.uint64(0xFF))
+        out[pos + 2] = np.uint8((acc >> np.uint64(16)) & np.uint64(0xFF))
+        out[pos + 3] = np.uint8((acc >> np.uint64(24)) & np.uint64(0xFF))
+        pos += 4
+        acc >>= np.uint64(32)
+        nacc -= 32
+    return pos, acc, nacc
+
+
+@njit(cache=True, inline="always")
+def _flush(out, pos, acc, nacc):
+    """The bits left in ``acc`` stored, padded with zeros to a whole byte; returns the new
+    ``pos``."""
+    while nacc > 0:
         out[pos] = np.uint8(acc & np.uint64(0xFF))
         pos += 1
         acc >>= np.uint64(8)
         nacc -= 8
-    return pos, acc, nacc
+    return pos
 
 
 class Coder(NamedTuple):
@@ -370,8 +394,7 @@ def encode_block(raw, lo, layout, coder, out, row):
                 pos, acc, nacc = _put(out, pos, acc, nacc, codes[s], lengths[s])
                 i += 1
     pos, acc, nacc = _put(out, pos, acc, nacc, codes[_EOB], lengths[_EOB])
-    if nacc:
-        pos, acc, nacc = _put(out, pos, acc, nacc, 0, 8 - nacc)
+    pos = _flush(out, pos, acc, nacc)
     a = _adler32(raw, lo, lo + block_bytes)
     for k in range(4):
         out[pos] = np.uint8((a >> np.uint32(24 - 8 * k)) & np.uint32(0xFF))

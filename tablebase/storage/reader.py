@@ -149,11 +149,14 @@ def read_slice(
     check: bool = True,
     out: np.ndarray | None = None,
     recheck: bool = False,
+    groups: bool = False,
 ) -> np.ndarray:
     """The values (result and distance) of slice ``s``, ``uint8`` or ``uint16`` as stored
     (read into ``out`` when given, which must be at least as wide); raises
     :class:`TableFileError` if the file is not whole, not that slice, or has no distances.
-    ``recheck``: check the file's metadata again even if this process has checked it."""
+    ``recheck``: check the file's metadata again even if this process has checked it.
+    ``groups``: check a group-coded part's groups too, in the same pass
+    (:func:`tablebase.storage.chunkio.read_dataset`)."""
     path = Path(path)
     if not path.exists():
         raise TableFileError(path, f"missing slice {s.name}")
@@ -174,7 +177,7 @@ def read_slice(
                 path, f"holds {ds.dtype} values, too wide for a {out.dtype} buffer"
             )
         values = np.empty(size, dtype=ds.dtype) if out is None else out
-        read_dataset(ds, values[:size], numba.get_num_threads())
+        read_dataset(ds, values[:size], numba.get_num_threads(), groups=groups)
         digest = attr_value(ds.attrs.get("sha256"))
         stored = ds.dtype
     if check and checksum(values[:size].astype(stored, copy=False)) != digest:
@@ -183,16 +186,26 @@ def read_slice(
 
 
 def read_wdl(
-    path: Path | str, variant: Variant, s: Slice, check: bool = True, recheck: bool = False
+    path: Path | str,
+    variant: Variant,
+    s: Slice,
+    check: bool = True,
+    recheck: bool = False,
+    groups: bool = False,
 ) -> np.ndarray:
     """The packed WDL part of slice ``s`` (:mod:`tablebase.storage.wdl`); for a version 1 file it
     is derived from the values, every entry exact. Raises :class:`TableFileError` as
-    :func:`read_slice` does."""
-    return read_wdl_part(path, variant, s, check, recheck)[0]
+    :func:`read_slice` does (``groups`` as there)."""
+    return read_wdl_part(path, variant, s, check, recheck, groups)[0]
 
 
 def read_wdl_part(
-    path: Path | str, variant: Variant, s: Slice, check: bool = True, recheck: bool = False
+    path: Path | str,
+    variant: Variant,
+    s: Slice,
+    check: bool = True,
+    recheck: bool = False,
+    groups: bool = False,
 ) -> tuple[np.ndarray, bool]:
     """:func:`read_wdl` and whether a probe may read a capture position's code in it
     (``wdl_captures_stored`` of :func:`read_attrs`)."""
@@ -212,7 +225,7 @@ def read_wdl_part(
         if ds.dtype != np.uint8 or ds.shape != (size,):
             raise TableFileError(path, f"wdl dataset has shape {ds.shape} {ds.dtype}")
         packed = np.empty(size, dtype=np.uint8)
-        read_dataset(ds, packed, numba.get_num_threads())
+        read_dataset(ds, packed, numba.get_num_threads(), groups=groups)
         digest = attr_value(ds.attrs.get("sha256"))
     if check and checksum(packed) != digest:
         raise TableFileError(path, "checksum mismatch: the wdl part was altered or damaged")

@@ -200,15 +200,15 @@ def write_parts(
             raise cause from None
         raise
     try:  # re-read and check before the file gets its final name
-        check_group_index(tmp)
         if on_disk:
+            check_group_index(tmp)
             check_part_in_blocks(tmp, variant, s, WDL_DATASET)
             if values is not None:
                 check_part_in_blocks(tmp, variant, s, DATASET)
-        else:
-            read_wdl(tmp, variant, s)
+        else:  # each part read once: its digest, its chunks' checksums and its groups
+            read_wdl(tmp, variant, s, groups=True)
             if values is not None:
-                read_slice(tmp, variant, s)
+                read_slice(tmp, variant, s, groups=True)
     except TableFileError:
         tmp.unlink(missing_ok=True)
         raise

@@ -13,7 +13,14 @@ import h5py
 import numpy as np
 import pytest
 
-from tablebase.storage.chunkio import encoder, read_dataset, write_dataset
+from tablebase.storage.chunkio import (
+    GROUPS_CODEC,
+    GROUPS_SUFFIX,
+    check_groups,
+    encoder,
+    read_dataset,
+    write_dataset,
+)
 
 CASES = [  # dtype, shuffle, codec, entries (edge chunks included), chunk
     (np.uint8, False, "zlib-6", 1_000_003, 1 << 18),
@@ -162,3 +169,34 @@ def test_files_are_read_without_access_times_where_allowed(tmp_path, monkeypatch
         assert os.pread(fd, 3, 0) == b"abc"
     finally:
         os.close(fd)
+
+
+def test_a_group_row_that_misplaces_a_group_is_found_in_the_same_pass_as_the_read() -> None:
+    """A group-coded part whose chunk inflates to the right bytes but whose group index
+    points one group elsewhere (a probe would decode wrong values from it): the read alone
+    does not see it, ``check_groups`` and the read with ``groups=True`` do, naming the
+    block; on the undamaged part both pass and read the data."""
+    block = 1 << 14
+    data = _data(np.uint8, 3 * block + 100)
+    b = io.BytesIO()
+    with h5py.File(b, "w", libver=("v110", "v110")) as f:
+        write_dataset(f, "x", data, block, f"{GROUPS_CODEC}-128", False, 2, True)
+    with h5py.File(b, "r") as f:
+        out = np.empty_like(data)
+        read_dataset(f["x"], out, 2, groups=True)
+        assert np.array_equal(out, data)
+        check_groups(f["x"], 2)
+    with h5py.File(b, "r+") as f:
+        rows = f["x" + GROUPS_SUFFIX]
+        row = rows[1]
+        k = next(k for k in range(1, row.shape[0] - 1) if row[k] != row[k + 1])
+        row[k], row[k + 1] = row[k + 1], row[k]  # two groups of block 1 swap their lengths
+        rows[1] = row
+    with h5py.File(b, "r") as f:
+        out = np.empty_like(data)
+        read_dataset(f["x"], out, 2)  # the chunks themselves are whole
+        assert np.array_equal(out, data)
+        with pytest.raises(ValueError, match="block 1 of /x: its groups do not match"):
+            read_dataset(f["x"], out, 2, groups=True)
+        with pytest.raises(ValueError, match="block 1 of /x: its groups do not match"):
+            check_groups(f["x"], 2)
