@@ -34,7 +34,7 @@ from typing import Any
 
 from tablebase.build.faults import BuildError, describe
 from tablebase.build.schedule import PairTask, Progress, check_budget, plan_tasks
-from tablebase.build.task import PairReport, run_pair_task
+from tablebase.build.task import PairReport, pool_threads, run_pair_task
 from tablebase.build.workertask import STARTED_TOPIC, begin_task, task_threads
 from tablebase.rules.variants import Variant
 from tablebase.storage.writer import remove_stale_temporaries
@@ -85,8 +85,6 @@ def pair_task(
 
 def _worker_facts(probe: str, token: str) -> dict[str, Any]:
     """What the submitter checks on every worker before a run (runs on the worker)."""
-    import numba
-
     from tablebase.identity import build_identity
 
     p = Path(probe)
@@ -97,7 +95,7 @@ def _worker_facts(probe: str, token: str) -> dict[str, Any]:
     return {
         "sees_db": sees,
         "version": build_identity(),
-        "numba_threads": numba.config.NUMBA_NUM_THREADS,
+        "numba_threads": pool_threads(),
     }
 
 

@@ -164,7 +164,7 @@ class Scratch:
         self.folder = scratch_folder(db, pair)
         self.variant, self.pair, self.plan, self.wide = variant, pair, p, wide
         self.entries = len(p.order) * p.kk
-        self.head = {
+        self.head: dict[str, object] = {  # the manifest (JSON)
             "pair": [s.name for s in pair],
             "band_configs": p.band_configs,
             "bands": len(p.bands),
@@ -173,7 +173,7 @@ class Scratch:
 
     @property
     def label(self) -> str:
-        return "+".join(self.head["pair"])
+        return "+".join(s.name for s in self.pair)
 
     # --- the plan and the bands' records ------------------------------------------------
 

@@ -38,6 +38,8 @@ from tablebase.storage.slicefile import SliceStats, TableFileError, slice_path
 from tablebase.storage.writer import write_slice
 
 if TYPE_CHECKING:
+    from ctypes import c_int
+
     from tablebase.solve.bands import Plan
 
 log = logging.getLogger("tablebase.build.task")
@@ -73,7 +75,7 @@ class FlatTables:
     ) -> None:
         self.variant = variant
         self.offsets, total = flat_offsets({s.code: s.size(variant) for s in slices})
-        self.vals = np.zeros(total, dtype=dtype)
+        self.vals: np.ndarray = np.zeros(total, dtype=dtype)
         self.where = {s: (int(self.offsets[s.code]), s.size(variant)) for s in slices}
 
     def view(self, s: Slice) -> np.ndarray:
@@ -150,7 +152,7 @@ def pair_memory(variant: Variant, pair: tuple[Slice, ...], db: Path | None = Non
     scratch = 0
     if by_men(variant, pair):
         per_thread = solve_men.scratch_bytes(variant.squares, _counts(pair[0]), BINOM)
-        scratch = per_thread * numba.config.NUMBA_NUM_THREADS
+        scratch = per_thread * pool_threads()
     return scratch + solve_memory.task_memory_bytes(
         sum(s.size(variant) for s in pair),
         sum(d.size(variant) for d in deps),
@@ -198,7 +200,7 @@ def solve_tables(
     bits) the pair is solved again with four-byte state words (then ``deps`` is widened in
     place). Uses ``threads`` compiled threads (the level passes store counters without
     atomics on one thread)."""
-    numba.set_num_threads(min(max(1, threads), numba.config.NUMBA_NUM_THREADS))
+    numba.set_num_threads(min(max(1, threads), pool_threads()))
     try:
         return _solve(variant, pair, deps, threads, 8)
     except OverflowError as e:
@@ -212,12 +214,18 @@ def solve_tables(
     return _solve(variant, pair, deps, threads, 16)
 
 
+def pool_threads() -> int:
+    """The threads of numba's pool (``NUMBA_NUM_THREADS``): the most a parallel pass runs."""
+    # numba.config sets its names at run time (from the environment): mypy cannot see them
+    return numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]
+
+
 # Set in a scheduler's worker process (:func:`work_for`): a shared integer
 # (``multiprocessing.Value``), the threads each task may use now. The local scheduler
 # shares its threads (jobs x threads) among the tasks running, so that a pair left alone
 # at the end of a build (or waiting for nothing while the others wait for it) gets every
 # core; a task reads it before each parallel pass. None: a task keeps the count it was given.
-THREAD_SHARE = None
+THREAD_SHARE: c_int | None = None
 
 
 def pass_threads(threads: int) -> int:
@@ -226,15 +234,15 @@ def pass_threads(threads: int) -> int:
     numba's pool."""
     if THREAD_SHARE is not None:
         threads = THREAD_SHARE.value
-    n = min(max(1, threads), numba.config.NUMBA_NUM_THREADS)
+    n = min(max(1, threads), pool_threads())
     numba.set_num_threads(n)
     return n
 
 
 def _solve(
-    variant: Variant, pair: tuple[Slice, ...], deps: FlatTables, threads: int, vb: int
+    variant: Variant, pair: tuple[Slice, ...], deps: FlatTables | _Mapped, threads: int, vb: int
 ) -> PairSolution:
-    nchunks = max(threads, numba.config.NUMBA_NUM_THREADS if THREAD_SHARE else 1) * 32
+    nchunks = max(threads, pool_threads() if THREAD_SHARE else 1) * 32
     got = skeleton.solve_pair_state(
         variant, pair, deps.vals, deps.offsets, vb, lambda: pass_threads(threads), nchunks
     )
@@ -459,7 +467,7 @@ def _solve_mapped(
 
     folder = outofcore.scratch_folder(db, pair)
     folder.mkdir(parents=True, exist_ok=True)
-    numba.set_num_threads(min(max(1, threads), numba.config.NUMBA_NUM_THREADS))
+    numba.set_num_threads(min(max(1, threads), pool_threads()))
     log.info("%s: solved whole, its dependencies mapped from disk", _label(pair))
     wide = dependency_value_bytes(db, pair) == 2
     for vb, two in ((8, wide), (16, True)):
@@ -519,7 +527,7 @@ def entry_fen(variant: Variant, s: Slice, entry: int) -> str:
 PARENT_PID: int | None = None
 
 
-def work_for(parent: int, share=None) -> None:
+def work_for(parent: int, share: c_int | None = None) -> None:
     """Make this process a worker of the build ``parent``: its tasks write no table once
     that process is gone (:data:`PARENT_PID`), and take the compiled threads of each pass
     from ``share`` where given (:data:`THREAD_SHARE`)."""
