@@ -23,9 +23,10 @@ from typing import TYPE_CHECKING
 import numba
 import numpy as np
 
-from tablebase.build.faults import SliceWriteError, describe
+from tablebase.build import outofcore
+from tablebase.build.faults import MemoryBudgetError, SliceWriteError, describe
 from tablebase.material.index import BINOM, position_from_index, run_of_code
-from tablebase.material.slices import Slice, flat_offsets, pair_dependencies
+from tablebase.material.slices import Slice, flat_offsets, pair_dependencies, parse_slice
 from tablebase.rules.position import Position
 from tablebase.rules.variants import Variant, get_variant
 from tablebase.solve import memory as solve_memory
@@ -333,8 +334,6 @@ def task_mode(
       entry, outweighs it), of kings only (no men to cut by), or whose bands do not fit;
     * where none fits, the one that needs the least (the build refuses it, naming that).
     """
-    from tablebase.build import outofcore
-
     whole = pair_memory(variant, pair, db)
     if memory is None or whole <= memory:
         return IN_MEMORY
@@ -360,8 +359,6 @@ def mapped_memory(variant: Variant, pair: tuple[Slice, ...]) -> int:
     file (:data:`MAPPED`): the pair's state words as in memory, the writing of its files
     through a scratch folder (:func:`tablebase.build.outofcore.write_memory`), and what
     any task holds; the dependencies are page cache."""
-    from tablebase.build import outofcore
-
     entries = sum(s.size(variant) for s in pair)
     return (
         int(solve_memory.PAIR_BYTES_PER_ENTRY * entries)
@@ -377,8 +374,6 @@ def planned_memory(
     (:func:`task_mode`): in memory (:func:`pair_memory`); out of core with the largest bands
     that fit (:func:`tablebase.build.outofcore.choose_plan`), or, where none fit, the least
     the out-of-core task needs; or with its dependencies mapped (:func:`mapped_memory`)."""
-    from tablebase.build import outofcore
-
     mode = task_mode(variant, pair, memory, db)
     if mode == IN_MEMORY:
         return pair_memory(variant, pair, db)
@@ -401,8 +396,6 @@ def run_pair_task(
     """Solve and write one slice pair (the scheduler-independent unit of work); out of core,
     by bands, where the pair does not fit the cap ``memory`` in memory
     (:func:`out_of_core`)."""
-    from tablebase.material.slices import parse_slice
-
     variant = get_variant(variant_name)
     pair = tuple(parse_slice(n) for n in pair_names)
     dbp = Path(db)
@@ -440,8 +433,6 @@ def run_pair_task(
             raise SliceWriteError(s.name, str(slice_path(dbp, s)), describe(e)) from None
         out.append(stats)
     if scratch is not None:
-        from tablebase.build import outofcore
-
         outofcore.remove_scratch(scratch)
     t_end = time.perf_counter()
     return PairReport(
@@ -463,8 +454,6 @@ def _solve_mapped(
     kept by a rerun), mapped read-only; where a value overflows the two-byte state words,
     again with four-byte ones from a file of two-byte dependency values. Returns the
     scratch folder (the slices' writer works in it) and the solution."""
-    from tablebase.build import outofcore
-
     folder = outofcore.scratch_folder(db, pair)
     folder.mkdir(parents=True, exist_ok=True)
     numba.set_num_threads(min(max(1, threads), pool_threads()))
@@ -505,8 +494,6 @@ def complete_report(
     with its stored stats, ``t0`` the task's start (``time.perf_counter``); None if the
     pair is to be solved. The scratch folder of a complete pair solved out of core (left
     by a build killed after its files were written) is removed."""
-    from tablebase.build import outofcore
-
     if not pair_complete(db, variant, pair):
         return None
     left = outofcore.scratch_folder(db, pair)
@@ -545,9 +532,6 @@ def out_of_core_plan(variant: Variant, pair: tuple[Slice, ...], memory: int) -> 
     (:func:`tablebase.build.outofcore.choose_plan`), logged;
     :class:`~tablebase.build.faults.MemoryBudgetError` if even bands of one configuration do
     not fit."""
-    from tablebase.build import outofcore
-    from tablebase.build.faults import MemoryBudgetError
-
     p = outofcore.choose_plan(variant, pair, memory)
     names = "+".join(s.name for s in pair)
     if p is None:
@@ -567,8 +551,6 @@ def _run_out_of_core(
     variant: Variant, pair: tuple[Slice, ...], db: Path, threads: int, memory: int, t0: float
 ) -> PairReport:
     """:func:`run_pair_task` by bands under the cap ``memory``."""
-    from tablebase.build import outofcore
-
     p = out_of_core_plan(variant, pair, memory)
     wide = dependency_value_bytes(db, pair) == 2
     t_solve = time.perf_counter()
@@ -589,8 +571,6 @@ def _run_out_of_core(
 
 
 def _stored_stats(db: Path, s: Slice) -> SliceStats:
-    from tablebase.storage.reader import read_attrs
-
     a = read_attrs(slice_path(db, s))
     return SliceStats(
         a["positions"],

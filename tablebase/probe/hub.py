@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from tablebase.identity import __version__
 from tablebase.rules.countsearch import (
     NoDistances,
     Search,
@@ -41,6 +42,7 @@ from tablebase.rules.moves import Move, legal_moves, play
 from tablebase.rules.notation import MoveError, parse_move
 from tablebase.rules.position import Position
 from tablebase.rules.variants import Variant
+from tablebase.storage.reader import read_attrs
 from tablebase.storage.slicefile import TableFileError
 
 if TYPE_CHECKING:
@@ -262,8 +264,6 @@ class TablesEngine:
 
     def failing(self) -> frozenset[str]:
         if self._failing is None:
-            from tablebase.storage.reader import read_attrs
-
             path = self.tb.path
 
             def longest(name: str) -> int:
@@ -293,12 +293,7 @@ def _what(error: LookupError) -> str:
 
 
 def _version() -> str:
-    try:
-        from tablebase import __version__
-
-        return str(__version__)
-    except ImportError:  # pragma: no cover
-        return "0"
+    return str(__version__)
 
 
 def serve(
