@@ -72,7 +72,8 @@ def configure() -> Path | None:
         hold(folder)
     except OSError:
         return None
-    numba.config.CACHE_DIR = str(folder)
+    # numba.config sets its names at run time (from the environment): mypy cannot see them
+    numba.config.CACHE_DIR = str(folder)  # type: ignore[attr-defined]
     _prune(folder.parent)
     return folder
 

@@ -13,7 +13,8 @@ import contextlib
 import json
 import os
 import random
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -32,7 +33,10 @@ from adjudicator.match.schedule import opening_order
 from adjudicator.match.sprt import parse_sprt
 from adjudicator.match.state import MatchState, StateError
 from adjudicator.match.state import load as load_state
-from tablebase.rules.variants import VARIANTS
+from tablebase.rules.variants import VARIANTS, Variant
+
+if TYPE_CHECKING:
+    from tablebase.probe.database import Tablebase
 
 OK, UNUSABLE, INTERRUPTED = 0, 2, 130
 # options a resumed match may change: how many games at once
@@ -165,7 +169,7 @@ def _prepare(o: dict[str, Any], stack: contextlib.ExitStack) -> Match:
     )
 
 
-def _tables(db: str | None, variant, stack: contextlib.ExitStack):
+def _tables(db: str | None, variant: Variant, stack: contextlib.ExitStack) -> Tablebase | None:
     if db is None:
         return None
     if not os.path.isdir(db):
@@ -180,7 +184,7 @@ def _tables(db: str | None, variant, stack: contextlib.ExitStack):
     return tables
 
 
-def _progress(match: Match, as_json: bool):
+def _progress(match: Match, as_json: bool) -> Callable[[GameRecord, Outcome], None]:
     n = len(match.specs)
     pairs = n * (n - 1) // 2 if match.tournament == "roundrobin" else n - 1
     total = pairs * match.games

@@ -199,6 +199,8 @@ def _hundredths(score: str | None) -> float | None:
 class _Dxp(Engine):
     """What both DXP roles share: the game as relayed moves and a GAMEEND."""
 
+    last = False  # the current game is the match's last (its GAMEEND says so)
+
     def __init__(self, spec: Spec, label: str, port: int | None = None) -> None:
         self.spec = spec
         self.port = spec.port if port is None else port
@@ -294,8 +296,6 @@ class _Dxp(Engine):
 class DxpEngine(_Dxp):
     """``dxp:HOST:PORT``: the referee connects and sends the GAMEREQ."""
 
-    last = False
-
     def begin(self, game: GameSetup) -> None:
         self.ended = False
         self.last = game.last
@@ -332,8 +332,6 @@ class DxpEngine(_Dxp):
 
 class DxpListenEngine(_Dxp):
     """``dxp-listen:PORT``: the engine connects and sends the GAMEREQ."""
-
-    last = False
 
     def __init__(self, spec: Spec, label: str, port: int | None = None) -> None:
         super().__init__(spec, label, port)

@@ -59,7 +59,9 @@ def load(path: str, variant: Variant, options: RuleOptions | None = None) -> lis
     return out
 
 
-def _fens(path: str, lines: list[str], variant: Variant, options) -> list[Opening]:
+def _fens(
+    path: str, lines: list[str], variant: Variant, options: RuleOptions | None
+) -> list[Opening]:
     out = []
     for number, line in enumerate(lines, 1):
         if not line or line.startswith("#"):
@@ -74,7 +76,7 @@ def _fens(path: str, lines: list[str], variant: Variant, options) -> list[Openin
     return out
 
 
-def _pdn(path: str, variant: Variant, options) -> list[Opening]:
+def _pdn(path: str, variant: Variant, options: RuleOptions | None) -> list[Opening]:
     out = []
     for game in read_games(path, errors="collect"):
         where = f"{path}, game {game.index}"

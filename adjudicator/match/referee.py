@@ -41,6 +41,7 @@ from tablebase.probe.hub import move_text as hub_move_text
 from tablebase.rules.moves import Move, legal_moves, play
 from tablebase.rules.notation import MoveError, move_text, parse_move
 from tablebase.rules.position import Position
+from tablebase.rules.variants import Variant
 
 ADJUDICATE = ("tables", "rules", "off")
 FALSE_CLAIMS = ("forfeit", "ignore")
@@ -130,7 +131,7 @@ class GameRecord:
     def plies(self) -> int:
         return len(self.texts)
 
-    def result(self, variant) -> str:
+    def result(self, variant: Variant) -> str:
         return "*" if self.white_score is None else variant.result_for(self.white_score)
 
 
@@ -178,7 +179,15 @@ def play_game(
 
 
 class _Game:
-    def __init__(self, record, white, black, opening, referee, last) -> None:
+    def __init__(
+        self,
+        record: GameRecord,
+        white: Engine,
+        black: Engine,
+        opening: Opening,
+        referee: Referee,
+        last: bool,
+    ) -> None:
         self.record = record
         self.engines = {True: white, False: black}
         self.opening = opening
@@ -191,7 +200,7 @@ class _Game:
         self.history: list[str] = []
         self.pos = opening.start
         for move in opening.moves:
-            self._advance(move, None)
+            self._advance(move)
         self.scores = ScoreWatch(referee.draw, referee.resign)
 
     def run(self) -> None:
@@ -234,9 +243,9 @@ class _Game:
                 other.tell(move)
             except Fault as fault:
                 self.faulty.append(other)
-                self._advance(move, None)
+                self._advance(move)
                 raise _loss(not side, fault.reason, str(fault)) from None
-            fired = self._advance(move, None)
+            fired = self._advance(move)
             self._after_ply(fired)
             self._by_scores(side, reply.score)
             try:  # a claim the mover sent after its move (DXP), judged after it
@@ -274,7 +283,7 @@ class _Game:
             f"(legal: {legal})",
         )
 
-    def _advance(self, move: Move, _unused) -> str | None:
+    def _advance(self, move: Move) -> str | None:
         before = self.pos
         after = play(before, move)
         self.record.texts.append(move_text(before, move))

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TextIO
 
 from adjudicator.match.concurrency import Finished, Pools, Workers
 from adjudicator.match.engines import Spec
@@ -63,12 +64,12 @@ class Outcome:
 
     def pairs(self) -> list[int]:
         """The pentanomial counts of the first two engines' complete pairs."""
-        done = []
+        done: list[tuple[int, int]] = []
         for games in self.first_scores.values():
             scores = list(games.values())
-            if len(scores) == 2 and None not in scores:
+            if len(scores) == 2 and scores[0] is not None and scores[1] is not None:
                 done.append((scores[0], scores[1]))
-        return pentanomial(done)  # type: ignore[arg-type]
+        return pentanomial(done)
 
     def pair_summary(self) -> str:
         counts = self.pairs()
@@ -152,7 +153,16 @@ def play_match(
     return outcome
 
 
-def _handle(item: Finished, match, state, outcome, names, out, workers, note) -> None:
+def _handle(
+    item: Finished,
+    match: Match,
+    state: MatchState,
+    outcome: Outcome,
+    names: list[str],
+    out: TextIO | None,
+    workers: Workers,
+    note: Callable[[str], None],
+) -> None:
     if item.error is not None:
         raise item.error
     pairing, record = item.pairing, item.record

@@ -32,10 +32,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from tablebase.build import clusterbands
 from tablebase.build.faults import BuildError, describe
 from tablebase.build.schedule import PairTask, Progress, check_budget, plan_tasks
-from tablebase.build.task import PairReport, run_pair_task
+from tablebase.build.task import PairReport, pool_threads, run_pair_task
 from tablebase.build.workertask import STARTED_TOPIC, begin_task, task_threads
+from tablebase.identity import build_identity
 from tablebase.rules.variants import Variant
 from tablebase.storage.writer import remove_stale_temporaries
 
@@ -85,10 +87,6 @@ def pair_task(
 
 def _worker_facts(probe: str, token: str) -> dict[str, Any]:
     """What the submitter checks on every worker before a run (runs on the worker)."""
-    import numba
-
-    from tablebase.identity import build_identity
-
     p = Path(probe)
     try:
         sees = p.read_text() == token
@@ -97,7 +95,7 @@ def _worker_facts(probe: str, token: str) -> dict[str, Any]:
     return {
         "sees_db": sees,
         "version": build_identity(),
-        "numba_threads": numba.config.NUMBA_NUM_THREADS,
+        "numba_threads": pool_threads(),
     }
 
 
@@ -191,8 +189,6 @@ class DaskScheduler:
         sizes: dict[tuple[str, ...], int] = {}
         ooc: set[tuple[str, ...]] = set()
         if self.memory is not None:
-            from tablebase.build import clusterbands
-
             tasks, ooc = plan_tasks(variant, tasks, self.memory)
             check_budget(tasks, self.memory, ooc)
             sizes = clusterbands.band_sizes(variant, ooc, self.memory)
@@ -206,8 +202,6 @@ class DaskScheduler:
             clean_temp_files(db)
 
     def _check_workers(self, client: Any, db: str, token: str) -> None:
-        from tablebase.identity import build_identity
-
         probe = Path(db) / f".tablebase-probe-{token}"
         probe.write_text(token)
         try:
@@ -252,7 +246,6 @@ class DaskScheduler:
         ooc: set[tuple[str, ...]],
     ) -> list[PairReport]:
         distributed = _import_distributed()
-        from tablebase.build import clusterbands
 
         token = uuid.uuid4().hex[:12]
         self._check_workers(client, db, token)

@@ -84,7 +84,9 @@ class Prepared:
     complete: PairReport | None = None
 
 
-def _scratch(variant_name, names, db, band_configs, prepared: Prepared) -> outofcore.Scratch:
+def _scratch(
+    variant_name: str, names: tuple[str, ...], db: str, band_configs: int, prepared: Prepared
+) -> outofcore.Scratch:
     variant, pair, p = _plan(variant_name, names, band_configs)
     return outofcore.Scratch(Path(db), variant, pair, p, prepared.wide)
 

@@ -52,11 +52,14 @@ from tablebase.build.faults import SliceWriteError, describe
 from tablebase.material.index import BINOM
 from tablebase.material.slices import Slice, flat_offsets, pair_dependencies
 from tablebase.rules.variants import Variant
-from tablebase.solve import bands
+from tablebase.solve import bands, men
 from tablebase.solve.memory import FIXED_TASK_BYTES
+from tablebase.storage.checks import CHECK_BLOCK_ENTRIES
+from tablebase.storage.chunkio import BLOCK_BYTES
 from tablebase.storage.reader import read_slice
 from tablebase.storage.slicefile import SliceStats, slice_path
 from tablebase.storage.values import value_dtype
+from tablebase.storage.writer import write_slice
 
 log = logging.getLogger("tablebase.build.outofcore")
 
@@ -84,9 +87,6 @@ def write_memory(variant: Variant, pair: tuple[Slice, ...]) -> int:
     disk; the few MiB that do not grow with the slice (the value histogram's counts per
     thread, the compression's look-ahead of a few chunks per thread, HDF5's caches) are in
     :data:`tablebase.solve.memory.FIXED_TASK_BYTES`, as for a task in memory."""
-    from tablebase.storage.checks import CHECK_BLOCK_ENTRIES
-    from tablebase.storage.chunkio import BLOCK_BYTES
-
     size = max(s.size(variant) for s in pair)
     chunks = -(-size * 9 // (4 * BLOCK_BYTES))  # two-byte values and the WDL part
     return 4 * min(CHECK_BLOCK_ENTRIES, size) + 24 * chunks
@@ -111,8 +111,6 @@ def choose_plan(variant: Variant, pair: tuple[Slice, ...], cap: int) -> bands.Pl
     configuration do not (:func:`least_memory` says what they need)."""
     if least_memory(variant, pair) > cap:
         return None
-    from tablebase.solve import men
-
     counts = np.array(tuple(pair[0]), dtype=np.int64)
     ordered = men.config_order(variant.squares, variant.per_row, counts, BINOM)
     size = int(np.diff(ordered[1]).max())  # the largest group
@@ -136,8 +134,6 @@ def least_memory(variant: Variant, pair: tuple[Slice, ...]) -> int:
     record per ``b`` configurations (:func:`tablebase.solve.bands.plan_bytes`); the
     smallest over ``b``."""
     counts = np.array(tuple(pair[0]), dtype=np.int64)
-    from tablebase.solve import men
-
     kk = men.king_entries(variant.squares, counts, BINOM)
     per = 1 + 2 * int(counts[0] + counts[2])
     n = bands.config_count(variant, pair)
@@ -164,7 +160,7 @@ class Scratch:
         self.folder = scratch_folder(db, pair)
         self.variant, self.pair, self.plan, self.wide = variant, pair, p, wide
         self.entries = len(p.order) * p.kk
-        self.head = {
+        self.head: dict[str, object] = {  # the manifest (JSON)
             "pair": [s.name for s in pair],
             "band_configs": p.band_configs,
             "bands": len(p.bands),
@@ -173,7 +169,7 @@ class Scratch:
 
     @property
     def label(self) -> str:
-        return "+".join(self.head["pair"])
+        return "+".join(s.name for s in self.pair)
 
     # --- the plan and the bands' records ------------------------------------------------
 
@@ -514,8 +510,6 @@ def finish(
     """The last step, every band solved: the parts put together, the mirror, the counts,
     the pair's files written (``fen_of(slice, entry)``: the FEN of a slice's entry, for
     its longest win) and the folder removed; returns (stats per slice, random accesses)."""
-    from tablebase.storage.writer import write_slice
-
     reads = scr.assemble()
     scr.mirror(threads)
     if len(scr.pair) == 1:

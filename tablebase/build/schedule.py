@@ -42,6 +42,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from logging.handlers import QueueHandler, QueueListener
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tablebase.build import task
 from tablebase.build.faults import BuildError, MemoryBudgetError, describe
@@ -56,6 +57,9 @@ from tablebase.build.task import (
 )
 from tablebase.material.slices import Slice, build_pairs, pair_dependencies, parse_slice
 from tablebase.rules.variants import Variant
+
+if TYPE_CHECKING:
+    from multiprocessing.queues import Queue
 
 log = logging.getLogger("tablebase.build.schedule")
 
@@ -252,7 +256,12 @@ PR_SET_PDEATHSIG = 1
 WATCHDOG_SECONDS = 0.5
 
 
-def end_with_parent(parent: int, share=None, records=None, level: int = logging.WARNING) -> None:
+def end_with_parent(
+    parent: int,
+    share: ctypes.c_int | None = None,
+    records: Queue[logging.LogRecord] | None = None,
+    level: int = logging.WARNING,
+) -> None:
     """Worker initialiser: die when the process ``parent`` is gone, whatever killed it;
     take the compiled threads of each pass from ``share`` (see
     :func:`tablebase.build.task.work_for`) when given; send the log records of
@@ -321,7 +330,15 @@ class LocalScheduler:
         progress.finish()
         return reports
 
-    def _run(self, variant, tasks, db, progress, task_fn, records) -> list[PairReport]:
+    def _run(
+        self,
+        variant: Variant,
+        tasks: list[PairTask],
+        db: str,
+        progress: Progress,
+        task_fn: Callable[..., PairReport],
+        records: Queue[logging.LogRecord],
+    ) -> list[PairReport]:
         done: set[tuple[str, ...]] = set()
         pending = list(tasks)
         running: dict[Future, PairTask] = {}
@@ -353,7 +370,7 @@ class LocalScheduler:
                     if t.names not in memory:
                         memory[t.names] = self._memory_now(variant, db, t, len(done), len(tasks))
                 used = sum(memory[t.names] for t in running.values())
-                start = []
+                start: list[PairTask] = []
                 for t in ready:
                     if len(running) + len(start) >= self.jobs:
                         break

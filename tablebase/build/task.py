@@ -23,9 +23,10 @@ from typing import TYPE_CHECKING
 import numba
 import numpy as np
 
-from tablebase.build.faults import SliceWriteError, describe
+from tablebase.build import outofcore
+from tablebase.build.faults import MemoryBudgetError, SliceWriteError, describe
 from tablebase.material.index import BINOM, position_from_index, run_of_code
-from tablebase.material.slices import Slice, flat_offsets, pair_dependencies
+from tablebase.material.slices import Slice, flat_offsets, pair_dependencies, parse_slice
 from tablebase.rules.position import Position
 from tablebase.rules.variants import Variant, get_variant
 from tablebase.solve import memory as solve_memory
@@ -38,6 +39,8 @@ from tablebase.storage.slicefile import SliceStats, TableFileError, slice_path
 from tablebase.storage.writer import write_slice
 
 if TYPE_CHECKING:
+    from ctypes import c_int
+
     from tablebase.solve.bands import Plan
 
 log = logging.getLogger("tablebase.build.task")
@@ -73,7 +76,7 @@ class FlatTables:
     ) -> None:
         self.variant = variant
         self.offsets, total = flat_offsets({s.code: s.size(variant) for s in slices})
-        self.vals = np.zeros(total, dtype=dtype)
+        self.vals: np.ndarray = np.zeros(total, dtype=dtype)
         self.where = {s: (int(self.offsets[s.code]), s.size(variant)) for s in slices}
 
     def view(self, s: Slice) -> np.ndarray:
@@ -150,7 +153,7 @@ def pair_memory(variant: Variant, pair: tuple[Slice, ...], db: Path | None = Non
     scratch = 0
     if by_men(variant, pair):
         per_thread = solve_men.scratch_bytes(variant.squares, _counts(pair[0]), BINOM)
-        scratch = per_thread * numba.config.NUMBA_NUM_THREADS
+        scratch = per_thread * pool_threads()
     return scratch + solve_memory.task_memory_bytes(
         sum(s.size(variant) for s in pair),
         sum(d.size(variant) for d in deps),
@@ -198,7 +201,7 @@ def solve_tables(
     bits) the pair is solved again with four-byte state words (then ``deps`` is widened in
     place). Uses ``threads`` compiled threads (the level passes store counters without
     atomics on one thread)."""
-    numba.set_num_threads(min(max(1, threads), numba.config.NUMBA_NUM_THREADS))
+    numba.set_num_threads(min(max(1, threads), pool_threads()))
     try:
         return _solve(variant, pair, deps, threads, 8)
     except OverflowError as e:
@@ -212,12 +215,18 @@ def solve_tables(
     return _solve(variant, pair, deps, threads, 16)
 
 
+def pool_threads() -> int:
+    """The threads of numba's pool (``NUMBA_NUM_THREADS``): the most a parallel pass runs."""
+    # numba.config sets its names at run time (from the environment): mypy cannot see them
+    return numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]
+
+
 # Set in a scheduler's worker process (:func:`work_for`): a shared integer
 # (``multiprocessing.Value``), the threads each task may use now. The local scheduler
 # shares its threads (jobs x threads) among the tasks running, so that a pair left alone
 # at the end of a build (or waiting for nothing while the others wait for it) gets every
 # core; a task reads it before each parallel pass. None: a task keeps the count it was given.
-THREAD_SHARE = None
+THREAD_SHARE: c_int | None = None
 
 
 def pass_threads(threads: int) -> int:
@@ -226,15 +235,15 @@ def pass_threads(threads: int) -> int:
     numba's pool."""
     if THREAD_SHARE is not None:
         threads = THREAD_SHARE.value
-    n = min(max(1, threads), numba.config.NUMBA_NUM_THREADS)
+    n = min(max(1, threads), pool_threads())
     numba.set_num_threads(n)
     return n
 
 
 def _solve(
-    variant: Variant, pair: tuple[Slice, ...], deps: FlatTables, threads: int, vb: int
+    variant: Variant, pair: tuple[Slice, ...], deps: FlatTables | _Mapped, threads: int, vb: int
 ) -> PairSolution:
-    nchunks = max(threads, numba.config.NUMBA_NUM_THREADS if THREAD_SHARE else 1) * 32
+    nchunks = max(threads, pool_threads() if THREAD_SHARE else 1) * 32
     got = skeleton.solve_pair_state(
         variant, pair, deps.vals, deps.offsets, vb, lambda: pass_threads(threads), nchunks
     )
@@ -325,8 +334,6 @@ def task_mode(
       entry, outweighs it), of kings only (no men to cut by), or whose bands do not fit;
     * where none fits, the one that needs the least (the build refuses it, naming that).
     """
-    from tablebase.build import outofcore
-
     whole = pair_memory(variant, pair, db)
     if memory is None or whole <= memory:
         return IN_MEMORY
@@ -352,8 +359,6 @@ def mapped_memory(variant: Variant, pair: tuple[Slice, ...]) -> int:
     file (:data:`MAPPED`): the pair's state words as in memory, the writing of its files
     through a scratch folder (:func:`tablebase.build.outofcore.write_memory`), and what
     any task holds; the dependencies are page cache."""
-    from tablebase.build import outofcore
-
     entries = sum(s.size(variant) for s in pair)
     return (
         int(solve_memory.PAIR_BYTES_PER_ENTRY * entries)
@@ -369,8 +374,6 @@ def planned_memory(
     (:func:`task_mode`): in memory (:func:`pair_memory`); out of core with the largest bands
     that fit (:func:`tablebase.build.outofcore.choose_plan`), or, where none fit, the least
     the out-of-core task needs; or with its dependencies mapped (:func:`mapped_memory`)."""
-    from tablebase.build import outofcore
-
     mode = task_mode(variant, pair, memory, db)
     if mode == IN_MEMORY:
         return pair_memory(variant, pair, db)
@@ -393,8 +396,6 @@ def run_pair_task(
     """Solve and write one slice pair (the scheduler-independent unit of work); out of core,
     by bands, where the pair does not fit the cap ``memory`` in memory
     (:func:`out_of_core`)."""
-    from tablebase.material.slices import parse_slice
-
     variant = get_variant(variant_name)
     pair = tuple(parse_slice(n) for n in pair_names)
     dbp = Path(db)
@@ -432,8 +433,6 @@ def run_pair_task(
             raise SliceWriteError(s.name, str(slice_path(dbp, s)), describe(e)) from None
         out.append(stats)
     if scratch is not None:
-        from tablebase.build import outofcore
-
         outofcore.remove_scratch(scratch)
     t_end = time.perf_counter()
     return PairReport(
@@ -455,11 +454,9 @@ def _solve_mapped(
     kept by a rerun), mapped read-only; where a value overflows the two-byte state words,
     again with four-byte ones from a file of two-byte dependency values. Returns the
     scratch folder (the slices' writer works in it) and the solution."""
-    from tablebase.build import outofcore
-
     folder = outofcore.scratch_folder(db, pair)
     folder.mkdir(parents=True, exist_ok=True)
-    numba.set_num_threads(min(max(1, threads), numba.config.NUMBA_NUM_THREADS))
+    numba.set_num_threads(min(max(1, threads), pool_threads()))
     log.info("%s: solved whole, its dependencies mapped from disk", _label(pair))
     wide = dependency_value_bytes(db, pair) == 2
     for vb, two in ((8, wide), (16, True)):
@@ -497,8 +494,6 @@ def complete_report(
     with its stored stats, ``t0`` the task's start (``time.perf_counter``); None if the
     pair is to be solved. The scratch folder of a complete pair solved out of core (left
     by a build killed after its files were written) is removed."""
-    from tablebase.build import outofcore
-
     if not pair_complete(db, variant, pair):
         return None
     left = outofcore.scratch_folder(db, pair)
@@ -519,7 +514,7 @@ def entry_fen(variant: Variant, s: Slice, entry: int) -> str:
 PARENT_PID: int | None = None
 
 
-def work_for(parent: int, share=None) -> None:
+def work_for(parent: int, share: c_int | None = None) -> None:
     """Make this process a worker of the build ``parent``: its tasks write no table once
     that process is gone (:data:`PARENT_PID`), and take the compiled threads of each pass
     from ``share`` where given (:data:`THREAD_SHARE`)."""
@@ -537,9 +532,6 @@ def out_of_core_plan(variant: Variant, pair: tuple[Slice, ...], memory: int) -> 
     (:func:`tablebase.build.outofcore.choose_plan`), logged;
     :class:`~tablebase.build.faults.MemoryBudgetError` if even bands of one configuration do
     not fit."""
-    from tablebase.build import outofcore
-    from tablebase.build.faults import MemoryBudgetError
-
     p = outofcore.choose_plan(variant, pair, memory)
     names = "+".join(s.name for s in pair)
     if p is None:
@@ -559,8 +551,6 @@ def _run_out_of_core(
     variant: Variant, pair: tuple[Slice, ...], db: Path, threads: int, memory: int, t0: float
 ) -> PairReport:
     """:func:`run_pair_task` by bands under the cap ``memory``."""
-    from tablebase.build import outofcore
-
     p = out_of_core_plan(variant, pair, memory)
     wide = dependency_value_bytes(db, pair) == 2
     t_solve = time.perf_counter()
@@ -581,8 +571,6 @@ def _run_out_of_core(
 
 
 def _stored_stats(db: Path, s: Slice) -> SliceStats:
-    from tablebase.storage.reader import read_attrs
-
     a = read_attrs(slice_path(db, s))
     return SliceStats(
         a["positions"],

@@ -156,6 +156,7 @@ def verify_database(
             for s in good:
                 path = slice_path(db, s)
                 if sample is None:
+                    assert memory is not None  # by_blocks: only under a memory cap
                     unverified(
                         path,
                         f"its pair and dependencies need {need / 2**30:.1f} GiB to be checked "
@@ -207,7 +208,9 @@ def _check_parts(db: Path, variant: Variant, s: Slice, full: bool) -> None:
     read_wdl_part(slice_path(db, s), variant, s, True, recheck=True)
 
 
-def _with_wdl_check(c: SliceCheck, db: Path, variant: Variant, s: Slice, values) -> SliceCheck:
+def _with_wdl_check(
+    c: SliceCheck, db: Path, variant: Variant, s: Slice, values: np.ndarray
+) -> SliceCheck:
     """``c`` with the comparison of the WDL part of slice ``s`` with its ``values``."""
     path = slice_path(db, s)
     if read_attrs(path)["format_version"] == 1:  # its WDL codes are its values'
@@ -218,7 +221,9 @@ def _with_wdl_check(c: SliceCheck, db: Path, variant: Variant, s: Slice, values)
     return SliceCheck(c.slice, c.checked, c.bad_fens, c.bad_count, int(bad.shape[0]), fens)
 
 
-def _check_wdl_copy(db: Path, variant: Variant, s: Slice, values_db: Path | str | None):
+def _check_wdl_copy(
+    db: Path, variant: Variant, s: Slice, values_db: Path | str | None
+) -> SliceCheck:
     """The check of slice ``s`` of a WDL-only copy: against the values of ``values_db``
     (their digest first compared with the one recorded at export), or none (-1)."""
     path = slice_path(db, s)
@@ -324,7 +329,9 @@ def _loaded_bytes(db: Path, variant: Variant, pair: tuple[Slice, ...]) -> int:
     return tables_bytes(variant, members, 2 if wide else 1) + largest // 2
 
 
-def _check_by_blocks(db: Path, variant: Variant, s: Slice, sample, seed, threads) -> SliceCheck:
+def _check_by_blocks(
+    db: Path, variant: Variant, s: Slice, sample: int, seed: int, threads: int
+) -> SliceCheck:
     """Check slice ``s`` on its sample with the values read by blocks
     (:func:`tablebase.build.sampled.check_sample`)."""
     members = pair_members(s.pair)
@@ -342,7 +349,9 @@ def _check_by_blocks(db: Path, variant: Variant, s: Slice, sample, seed, threads
     )
 
 
-def _check_loaded(tables, variant: Variant, s: Slice, sample, seed, threads) -> SliceCheck:
+def _check_loaded(
+    tables: FlatTables, variant: Variant, s: Slice, sample: int | None, seed: int, threads: int
+) -> SliceCheck:
     """Check slice ``s`` in ``tables`` (its pair and dependencies loaded)."""
     off, size = tables.where[s]
     indices = _sample_of(size, sample, seed)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import logging
 
+from tablebase.build.task import pool_threads
+
 STARTED_TOPIC = "tablebase-pair-started"  # the Dask event topic of task starts
 
 
@@ -29,8 +31,4 @@ def begin_task(log_level: int, token: str, names: tuple[str, ...], band: int | N
 
 def task_threads(threads: int | None) -> int:
     """The threads of a task: ``threads``, or the worker's own ``NUMBA_NUM_THREADS``."""
-    if threads is None:
-        import numba
-
-        threads = numba.config.NUMBA_NUM_THREADS
-    return threads
+    return pool_threads() if threads is None else threads

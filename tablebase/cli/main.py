@@ -20,6 +20,12 @@ from typing import Any
 import click
 
 from tablebase.build import warmup
+from tablebase.build.faults import BuildError, describe
+from tablebase.build.folderlock import FolderInUseError, lock_folder
+from tablebase.build.generate import SchedulerError, generate
+from tablebase.build.progress import TqdmLogHandler, on_terminal
+from tablebase.build.schedule import default_memory, parse_size
+from tablebase.build.verify import SliceCheck, verify_database
 from tablebase.cli.common import (
     DB_OPTION,
     VARIANT_OPTION,
@@ -43,7 +49,7 @@ from tablebase.rules.notation import move_text
 from tablebase.rules.outcome import RESULT_NAMES
 from tablebase.rules.position import Position
 from tablebase.rules.variants import VARIANTS, get_variant
-from tablebase.storage.export import part_bytes
+from tablebase.storage.export import captures_stored_up_to, export_database, part_bytes
 from tablebase.storage.listing import slice_files
 from tablebase.storage.reader import check_header, read_slice
 from tablebase.storage.slicefile import TableFileError, slice_path
@@ -161,16 +167,6 @@ def generate_cmd(
 ) -> None:
     """Generate every slice up to PIECES pieces and/or the slices of each MATERIAL
     (resumes: complete slices are kept). One build per database folder at a time."""
-    # The build's modules (the solver, the schedulers, the checks) are imported by the two
-    # commands that use them, generate and verify: at the top they would add about 17 % to
-    # every command's start-up (import tablebase.cli.main: best of 6, 3.27 s against 2.80 s
-    # on the loaded 2-core machine, python -X importtime shows them as the difference).
-    from tablebase.build.faults import BuildError, describe
-    from tablebase.build.folderlock import FolderInUseError, lock_folder
-    from tablebase.build.generate import SchedulerError, generate
-    from tablebase.build.progress import TqdmLogHandler, on_terminal
-    from tablebase.build.schedule import default_memory, parse_size
-
     if pieces is None and not materials:
         fail("give --pieces N, or one or more --material WMWKBMBK (e.g. --material 0402)")
     v = get_variant(variant)
@@ -329,10 +325,6 @@ def verify_cmd(
     """Check every slice file (its digests and checksums), re-derive stored values from
     their successors and compare every WDL code with the values; exit 1 listing
     inconsistencies, damaged files and files that are not slices of the database."""
-    # imported here, as in generate_cmd (start-up of the other commands)
-    from tablebase.build.schedule import default_memory, parse_size
-    from tablebase.build.verify import SliceCheck, verify_database
-
     setup_logging()
     try:
         budget = parse_size(memory) if memory else default_memory()
@@ -522,9 +514,6 @@ def export_cmd(
     to five pieces and leaves them to the prober in larger ones (a full copy stores them in
     every slice). --store-captures, --resolve-captures and --store-captures-up-to choose
     otherwise; at most one of them may be given."""
-    from tablebase.storage.export import captures_stored_up_to, export_database
-    from tablebase.storage.slicefile import TableFileError
-
     if fmt == "scan":  # the options below choose a form of our own format
         forms = (wdl_only, resolve_captures, store_captures, store_up_to is not None)
         return export_to_scan(src, dst, any(forms))

@@ -14,7 +14,11 @@ from typing import Any
 
 import click
 
-from tablebase.rules.variants import VARIANTS
+from tablebase.rules.position import FenError, Position
+from tablebase.rules.variants import VARIANTS, get_variant
+from tablebase.scanbb.export import compare_scan, database_variant, export_scan
+from tablebase.scanbb.files import ScanBitbases, ScanFileError, locate_root
+from tablebase.storage.slicefile import TableFileError
 
 EXIT_USAGE = 2  # unusable input, as the other commands
 EXIT_DIFFERENT = 1  # the comparison found a difference or a bad file
@@ -33,9 +37,6 @@ def export_to_scan(src: str, dst: str, form_options: bool = False) -> None:
             "--format scan takes none of --wdl-only, --resolve-captures, --store-captures, "
             "--store-captures-up-to"
         )
-    from tablebase.scanbb.export import export_scan
-    from tablebase.scanbb.files import ScanFileError
-    from tablebase.storage.slicefile import TableFileError
 
     def done(sid: Any, n: int) -> None:
         click.echo(f"{sid.name} ({sid.pieces} pieces): {n:,} bytes", err=True)
@@ -65,9 +66,6 @@ def compare_scan_cmd(pieces: int | None, db: str, scandir: str) -> None:
     """Compare the Scan bitbases in SCANDIR (Scan's folder, its data folder or the bb folder)
     with the database DB on every position Scan reads (no capture for the side to move).
     Exit 0 when all agree, 1 when a value differs or a file is missing or damaged."""
-    from tablebase.scanbb.export import compare_scan, database_variant
-    from tablebase.scanbb.files import ScanFileError, locate_root
-    from tablebase.storage.slicefile import TableFileError
 
     def line(f: Any) -> None:
         if f.error:
@@ -106,10 +104,6 @@ def compare_scan_cmd(pieces: int | None, db: str, scandir: str) -> None:
 def probe_scan_cmd(variant: str, scandir: str, fens: tuple[str, ...]) -> None:
     """Print the value Scan's bitbases in SCANDIR give each FEN (``-``: FENs from stdin):
     win, draw or loss for the side to move, captures played out as Scan does."""
-    from tablebase.rules.position import FenError, Position
-    from tablebase.rules.variants import get_variant
-    from tablebase.scanbb.files import ScanBitbases, ScanFileError
-
     v = get_variant(variant)
     try:
         bases = ScanBitbases(scandir, v)

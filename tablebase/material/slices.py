@@ -172,7 +172,7 @@ def all_slices(pieces: int, min_pieces: int = 2) -> list[Slice]:
     return sorted(out, key=build_key)
 
 
-def build_key(s: Slice) -> tuple[int, int, tuple[int, int, int, int]]:
+def build_key(s: Slice) -> tuple[int, int, tuple[int, ...]]:
     """Build order: fewer pieces first, then fewer men (promotions reduce men)."""
     return (s.pieces, s.men, tuple(s))
 

@@ -29,7 +29,7 @@ import numpy as np
 
 from tablebase.material.slices import Slice
 from tablebase.rules.variants import Variant
-from tablebase.storage.chunkio import BLOCK_BYTES, BlockReader
+from tablebase.storage.chunkio import BLOCK_BYTES, BlockReader, Groups
 from tablebase.storage.reader import check_header, open_slice_file
 from tablebase.storage.slicefile import DATASET, WDL_DATASET, TableFileError
 from tablebase.storage.wdl import exact_wdl, packed_size
@@ -44,7 +44,12 @@ class PartSource:
     blocks: int  # number of blocks
     width: int  # bytes per entry (1, or 2 for 16-bit values; 1 for the packed wdl codes)
     captures_stored: bool  # wdl: the part stores capture positions' codes
-    groups = None  # a group-coded part's chunkio.Groups (tablebase.probe.direct reads it)
+    groups: Groups | None = None  # a group-coded part's (tablebase.probe.direct reads it)
+
+    @property
+    def fd(self) -> int | None:
+        """The open file a group-coded part's blocks are read from directly (None: none)."""
+        return None
 
     def read(self, k: int, out: np.ndarray) -> None:
         """Block ``k`` into ``out`` (``uint8``, :data:`BLOCK_BYTES` long)."""
@@ -83,7 +88,7 @@ class _Whole(PartSource):
     """A part of an older file: checked whole once, then read through HDF5 by ranges."""
 
     def __init__(
-        self, path: Path, f: h5py.File, name: str, digest: str, wdl_of_values: bool
+        self, path: Path, f: h5py.File, name: str, digest: str | None, wdl_of_values: bool
     ) -> None:
         self.path = path
         self.file = f
@@ -125,7 +130,7 @@ def _check_whole(path: Path, ds: h5py.Dataset, digest: str | None) -> None:
     try:
         for lo in range(0, n, step):
             part = ds[lo : min(n, lo + step)]
-            h.update(np.ascontiguousarray(part).view(np.uint8))
+            h.update(np.ascontiguousarray(part).view(np.uint8).data)  # .data: a Buffer to mypy
     except (OSError, ValueError) as e:
         raise TableFileError(path, f"truncated or damaged slice file ({e})") from None
     if digest is None or h.hexdigest() != digest:

@@ -246,15 +246,15 @@ class Tablebase:
             raise DistancesUnavailableError(self.name)
         p = self._position(pos)
         v = self.variant
-        pos = (p.white_to_move, p.white_men, p.white_kings, p.black_men, p.black_kings)
+        key = (p.white_to_move, p.white_men, p.white_kings, p.black_men, p.black_kings)
         if v.king_move_limit == 0:  # the common case first: one compiled call when cached
             c = self.cache
             table = self._values.table
-            code, idx, status, x = probe_value(table, c.arena, c.stamps, v.squares, v.per_row, pos)
+            code, idx, status, x = probe_value(table, c.arena, c.stamps, v.squares, v.per_row, key)
             if status == FOUND:
                 return x
         else:
-            code, idx = locate(v.squares, v.per_row, pos)
+            code, idx = locate(v.squares, v.per_row, key)
             status, x = NOT_OPEN, code
         return self._value_missing(p, code, idx, (status, x))
 
@@ -300,9 +300,9 @@ class Tablebase:
         if v.king_move_limit > 0 and p.king_runs != ((0, 0), (0, 0)):
             return self._wdl_with_runs(p)
         c = self.cache
-        pos = (p.white_to_move, p.white_men, p.white_kings, p.black_men, p.black_kings)
+        key = (p.white_to_move, p.white_men, p.white_kings, p.black_men, p.black_kings)
         status, x = result_quick(
-            self._wdl.table, c.arena, c.stamps, v.neighbours, v.rule_fields, pos
+            self._wdl.table, c.arena, c.stamps, v.neighbours, v.rule_fields, key
         )
         return x if status == FOUND else self._wdl_missing(p, (status, x))
 
@@ -393,7 +393,15 @@ class Tablebase:
         )
         return wm, wk, bm, bk, wtm
 
-    def _open_batch(self, part: PagedPart, wm, wk, bm, bk, wtm) -> None:  # type: ignore[no-untyped-def]
+    def _open_batch(
+        self,
+        part: PagedPart,
+        wm: np.ndarray,
+        wk: np.ndarray,
+        bm: np.ndarray,
+        bk: np.ndarray,
+        wtm: np.ndarray,
+    ) -> None:
         """Open ``part`` of every slice a batch reaches (done when a first read of the batch
         found a slice not open: a batch whose slices are open skips it);
         :class:`MissingSliceError` for a position no slice can hold."""
@@ -403,7 +411,15 @@ class Tablebase:
             raise MissingSliceError(*self._missing(wm, wk, bm, bk, wtm, i))
         self._open_codes(part, codes, lambda: "")
 
-    def _missing(self, wm, wk, bm, bk, wtm, i: int) -> tuple[str, Path, str]:  # type: ignore[no-untyped-def]
+    def _missing(
+        self,
+        wm: np.ndarray,
+        wk: np.ndarray,
+        bm: np.ndarray,
+        bk: np.ndarray,
+        wtm: np.ndarray,
+        i: int,
+    ) -> tuple[str, Path, str]:
         v = self.variant
         pos = Position(int(wm[i]), int(wk[i]), int(bm[i]), int(bk[i]), bool(wtm[i]), v)
         return normalise(pos)[0].name, self.name, pos.fen()
@@ -471,7 +487,9 @@ class Tablebase:
             out[cap] = self._wdl_captures(wtm[cap], wm[cap], wk[cap], bm[cap], bk[cap])
         return out
 
-    def _wdl_direct(self, wtm, wm, wk, bm, bk) -> np.ndarray:  # type: ignore[no-untyped-def]
+    def _wdl_direct(
+        self, wtm: np.ndarray, wm: np.ndarray, wk: np.ndarray, bm: np.ndarray, bk: np.ndarray
+    ) -> np.ndarray:
         """Results read from the WDL part (int8), :data:`~tablebase.probe.status.MUST_CAPTURE`
         for the positions that must be resolved through their captures."""
         v = self.variant
@@ -495,7 +513,9 @@ class Tablebase:
         part.fill(need, missed, again, PAGE_SHIFT + 2, put)
         return out
 
-    def _wdl_captures(self, wtm, wm, wk, bm, bk) -> np.ndarray:  # type: ignore[no-untyped-def]
+    def _wdl_captures(
+        self, wtm: np.ndarray, wm: np.ndarray, wk: np.ndarray, bm: np.ndarray, bk: np.ndarray
+    ) -> np.ndarray:
         """Results (int8) of positions that must capture, in slices leaving captures to the
         prober: the best, for the mover, of the negated results of the positions after its
         captures, which are read in turn (one level of the capture tree a call; a level's

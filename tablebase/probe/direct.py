@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from isal import isal_zlib
@@ -29,6 +29,9 @@ from numba import njit, prange, types
 
 from tablebase.probe.pagetable import PAGE_MASK, STORED, WIDTHS
 from tablebase.storage.groupcode import TABLE_SIZE, byte_in_group, group_byte, group_start
+
+if TYPE_CHECKING:
+    from tablebase.probe.blocks import PartSource
 
 
 def _bind() -> bool:
@@ -328,7 +331,7 @@ class DirectIndex:
             self.tables, self.max_size,
         )  # fmt: skip
 
-    def grown(self, code: int, first: int, source, resident: bool) -> DirectIndex:  # type: ignore[no-untyped-def]
+    def grown(self, code: int, first: int, source: PartSource, resident: bool) -> DirectIndex:
         """A copy with slice ``code``'s pages (``source``'s blocks from page ``first``)."""
         g = DirectIndex()
         n = first + source.blocks
@@ -349,7 +352,9 @@ class DirectIndex:
         g.offsets[first:n] = reader.offsets
         g.sizes[first:n] = reader.sizes
         g.zcrcs[first:n] = groups.zcrcs
-        g.fds[code] = source.fd
+        fd = source.fd
+        assert fd is not None  # a part read by a BlockReader, open
+        g.fds[code] = fd
         g.first_page[code] = first
         g.groups_at[code] = groups.at
         g.row_lens[code] = groups.row_len

@@ -25,7 +25,9 @@ import os
 import shlex
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from tablebase.identity import __version__
 from tablebase.rules.countsearch import (
     NoDistances,
     Search,
@@ -40,7 +42,11 @@ from tablebase.rules.moves import Move, legal_moves, play
 from tablebase.rules.notation import MoveError, parse_move
 from tablebase.rules.position import Position
 from tablebase.rules.variants import Variant
+from tablebase.storage.reader import read_attrs
 from tablebase.storage.slicefile import TableFileError
+
+if TYPE_CHECKING:
+    from tablebase.probe.database import Tablebase
 
 ENGINE_NAME = "draughts-tablebase"
 HUB_VARIANTS = {"international": "normal", "frisian": "frisian"}  # Hub's names
@@ -91,7 +97,11 @@ class TablesEngine:
     """The protocol state: the tables, the position and the moves that led to it."""
 
     def __init__(
-        self, tb, write: Callable[[str], None], nodes: int = 100_000, name: str = ENGINE_NAME
+        self,
+        tb: Tablebase,
+        write: Callable[[str], None],
+        nodes: int = 100_000,
+        name: str = ENGINE_NAME,
     ) -> None:
         self.tb = tb
         self.variant: Variant = tb.variant
@@ -100,7 +110,9 @@ class TablesEngine:
         self.name = name
         self.start = Position.start(self.variant)
         self.moves: list[Move] = []
-        self.counter = Counter(self.variant.draw_rules)
+        rules = self.variant.draw_rules
+        assert rules is not None  # every variant has them (Variant.__post_init__)
+        self.counter = Counter(rules)
         self._failing: frozenset[str] | None = None
         # slices whose longest win cannot be read (damaged files): only a search that
         # needs them fails (tablebase.rules.countsearch.Search)
@@ -252,17 +264,13 @@ class TablesEngine:
 
     def failing(self) -> frozenset[str]:
         if self._failing is None:
-            from tablebase.storage.reader import read_attrs
-
             path = self.tb.path
 
             def longest(name: str) -> int:
                 return int(read_attrs(os.path.join(path, f"{name}.h5")).get("longest_win", -1))
 
             names = [s.name for s in self.tb.slices()]
-            self._failing = failing_slices(
-                self.variant.draw_rules, names, longest, self._unreadable
-            )
+            self._failing = failing_slices(self.counter.rules, names, longest, self._unreadable)
         return self._failing
 
 
@@ -285,15 +293,12 @@ def _what(error: LookupError) -> str:
 
 
 def _version() -> str:
-    try:
-        from tablebase import __version__
-
-        return str(__version__)
-    except ImportError:  # pragma: no cover
-        return "0"
+    return str(__version__)
 
 
-def serve(tb, lines: Iterable[str], write: Callable[[str], None], nodes: int = 100_000) -> None:
+def serve(
+    tb: Tablebase, lines: Iterable[str], write: Callable[[str], None], nodes: int = 100_000
+) -> None:
     """Answer ``lines`` (stdin) until ``quit`` or their end."""
     engine = TablesEngine(tb, write, nodes)
     for line in lines:

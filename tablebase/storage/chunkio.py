@@ -38,16 +38,19 @@ import os
 import zlib
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import cast
 
 import h5py
 import numpy as np
-from h5py import h5z
+from h5py import h5d, h5z
 from isal import isal_zlib
 
 from tablebase.storage import groupcode as gc
 
 _DEFLATE = h5z.FILTER_DEFLATE
 _SHUFFLE = h5z.FILTER_SHUFFLE
+# isal's stubs declare its error as an Exception instance: it is the class IsalError
+_ISAL_ERROR = cast("type[Exception]", isal_zlib.error)
 _ENCODERS = {"isal": (isal_zlib.compress, range(4)), "zlib": (zlib.compress, range(10))}
 # Every part is written in blocks of BLOCK_BYTES uncompressed bytes (2^14 values of one byte,
 # 2^13 of two, 2^16 WDL entries), each with its CRC-32 (``<part>_crc32``): the unit a probe
@@ -79,7 +82,7 @@ def group_size(codec: str) -> int | None:
     return int(size)
 
 
-def encoder(codec: str) -> tuple[Callable[[bytes], bytes], int]:
+def encoder(codec: str) -> tuple[Callable[[np.ndarray], bytes], int]:
     """``(compress(raw) -> bytes, level)`` of a codec name (see the module docstring);
     ValueError for an unknown one."""
     lib, _, level = codec.partition("-")
@@ -262,7 +265,7 @@ def read_dataset(
             if f == _DEFLATE:
                 try:
                     raw = isal_zlib.decompress(raw)
-                except isal_zlib.error as e:
+                except _ISAL_ERROR as e:
                     raise ValueError(f"chunk at {at}: {e}") from None
             elif size > 1:  # unshuffle
                 raw = np.frombuffer(raw, np.uint8).reshape(size, -1).T.tobytes()
@@ -324,7 +327,7 @@ def check_groups(ds: h5py.Dataset, threads: int) -> None:
             return k
         try:
             raw: bytes | None = isal_zlib.decompress(blob)
-        except isal_zlib.error:
+        except _ISAL_ERROR:
             raw = None  # stored bytes as written (their CRC matched) that do not inflate
         if raw is None or len(raw) != chunk or not _groups_match(blob, raw, groups, row, k):
             return k
@@ -373,17 +376,18 @@ class BlockReader:
             self.entries = int(ds.shape[0])
             self.dtype = np.dtype(ds.dtype)
             self.chunk = int(ds.chunks[0])
-            self.filters = _filters(ds)
+            filters = _filters(ds)
             crcs = chunk_checksums(ds)
-            if self.filters is None or self.dtype.byteorder == ">" or crcs is None:
+            if filters is None or self.dtype.byteorder == ">" or crcs is None:
                 raise ValueError(f"{name} has no per-block checksums or another filter pipeline")
+            self.filters = filters
             nblocks = crcs.shape[0]
             self.crcs = crcs
             self.offsets = np.full(nblocks, -1, dtype=np.int64)
             self.sizes = np.zeros(nblocks, dtype=np.int64)
             self.masks = np.zeros(nblocks, dtype=np.uint32)
 
-            def note(info) -> None:  # type: ignore[no-untyped-def]
+            def note(info: h5d.StoreInfo) -> None:
                 k = info.chunk_offset[0] // self.chunk
                 self.offsets[k] = info.byte_offset
                 self.sizes[k] = info.size
@@ -422,7 +426,7 @@ class BlockReader:
             if f == _DEFLATE:
                 try:
                     raw = isal_zlib.decompress(raw)
-                except isal_zlib.error as e:
+                except _ISAL_ERROR as e:
                     raise ValueError(f"block {k} of {self.name}: {e}") from None
             elif itemsize > 1:
                 raw = np.frombuffer(raw, np.uint8).reshape(itemsize, -1).T.tobytes()

@@ -32,7 +32,7 @@ capture positions' codes, so the part is copied and flagged stored whatever is a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,10 +84,11 @@ def part_bytes(path: Path | str) -> tuple[int, int]:
     """Bytes stored for the (wdl, values) parts of a slice file (0 for a part it lacks, as
     the WDL part of a version 1 file); :class:`TableFileError` for a damaged file."""
     with open_slice_file(path) as f:
-        return tuple(
-            int(f[name].id.get_storage_size()) if name in f else 0
-            for name in (WDL_DATASET, DATASET)
-        )  # type: ignore[return-value]
+
+        def stored(name: str) -> int:
+            return int(f[name].id.get_storage_size()) if name in f else 0
+
+        return stored(WDL_DATASET), stored(DATASET)
 
 
 def export_database(
@@ -153,6 +154,7 @@ def export_database(
         if values is not None:
             new_attrs["values_sha256"] = checksum(values)
         if reencode:  # every version 1 file, whose values were read above
+            assert values is not None  # reencode: version 1 (values only) or has_values
             packed = encode_wdl(variant, s, values, captures=store)
         else:
             packed = read_wdl(path, variant, s)
@@ -197,7 +199,7 @@ def captures_stored_up_to(
     return STORE_CAPTURES_UP_TO
 
 
-def _capture_blocks(variant: Variant, s: Slice):
+def _capture_blocks(variant: Variant, s: Slice) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """The capture positions of slice ``s`` (no king runs) block by block: their entries
     and bitboards (:func:`tablebase.storage.wdl.capture_entries`)."""
 
@@ -220,7 +222,7 @@ def _without_captures(variant: Variant, s: Slice, packed: np.ndarray) -> np.ndar
     return out
 
 
-def _with_captures(source, variant: Variant, s: Slice, packed: np.ndarray) -> np.ndarray:
+def _with_captures(source: Tablebase, variant: Variant, s: Slice, packed: np.ndarray) -> np.ndarray:
     """The WDL part ``packed`` of slice ``s``, which leaves capture positions to the
     prober, with each capture position's own code (probed through its captures in
     ``source``, a :class:`tablebase.probe.database.Tablebase`) and the entries that are not

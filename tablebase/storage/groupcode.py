@@ -151,7 +151,8 @@ def _huffman_lengths(freq: np.ndarray, limit: int) -> np.ndarray:
         return lengths
     f = freq[used].copy()
     while True:
-        heap = [(int(w), i, (i,)) for i, w in enumerate(f)]
+        # (weight, tie-break, the symbols of the subtree)
+        heap: list[tuple[int, int, tuple[int, ...]]] = [(int(w), i, (i,)) for i, w in enumerate(f)]
         heapq.heapify(heap)
         depth = np.zeros(used.size, dtype=np.int32)
         tie = used.size
@@ -241,7 +242,17 @@ class PartCode:
         self.header, self.header_bits = self._header()
         self.table = decode_table(self.lengths)
 
-    def encode(self, raw, first, count, block_bytes, group, out, sizes, rows) -> None:  # type: ignore[no-untyped-def]
+    def encode(
+        self,
+        raw: np.ndarray,
+        first: int,
+        count: int,
+        block_bytes: int,
+        group: int,
+        out: np.ndarray,
+        sizes: np.ndarray,
+        rows: np.ndarray,
+    ) -> None:
         """Blocks ``first`` to ``first + count`` of ``raw`` (in groups of ``group`` bytes)
         into the rows of ``out``, their stream lengths into ``sizes`` and their group
         offsets into ``rows``."""
@@ -466,12 +477,12 @@ def _literal_runs(table):
 
 
 @intrinsic
-def _load64(typingctx, chunk, at):  # type: ignore[no-untyped-def]
+def _load64(typingctx, chunk, at):
     """The 8 bytes of ``chunk`` (a contiguous ``uint8`` array) from byte ``at`` as one
     little-endian ``uint64``, loaded unaligned (the caller sees that ``at + 8`` is within
     the array)."""
 
-    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+    def codegen(context, builder, sig, args):
         arr = context.make_array(sig.args[0])(context, builder, args[0])
         ptr = builder.bitcast(builder.gep(arr.data, [args[1]]), ir.IntType(64).as_pointer())
         return builder.load(ptr, align=1)

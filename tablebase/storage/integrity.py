@@ -73,7 +73,7 @@ class Sealed:
     extents: np.ndarray
 
 
-def seal(image: memoryview, extents) -> tuple[bytes, bytes]:  # type: ignore[no-untyped-def]
+def seal(image: memoryview, extents: np.ndarray | list[tuple[int, int]]) -> tuple[bytes, bytes]:
     """The header and the chunk table of a file whose HDF5 part is ``image`` (written with
     a user block of :data:`USER_BLOCK` zero bytes) and whose chunks are at ``extents``
     (``(offset, length)`` pairs, a list or an array of rows, in any order): the file is the

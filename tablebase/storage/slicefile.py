@@ -66,7 +66,9 @@ class SliceStats:
 
 def checksum(values: np.ndarray) -> str:
     """SHA-256 of the raw value bytes."""
-    return hashlib.sha256(np.ascontiguousarray(values).view(np.uint8)).hexdigest()
+    # .data: the array's bytes as a memoryview (numpy's stubs make an array a Buffer only
+    # from Python 3.12 on)
+    return hashlib.sha256(np.ascontiguousarray(values).view(np.uint8).data).hexdigest()
 
 
 def slice_path(db: Path | str, s: Slice) -> Path:

@@ -17,10 +17,12 @@ import io
 import os
 from array import array
 from pathlib import Path
+from typing import BinaryIO
 
 import h5py
 import numba
 import numpy as np
+from h5py import h5d
 
 from tablebase.identity import build_identity
 from tablebase.material.index import INDEX_SCHEME
@@ -227,17 +229,24 @@ def _os_cause(exc: BaseException) -> BaseException:
     return exc
 
 
-def _image_file(path: Path):
+def _image_file(path: Path) -> io.BufferedRandom:
     """The temporary file a slice file is built in on disk, open for writing and reading."""
     return open(path, "w+b")
 
 
 def _mapped(path: Path) -> memoryview:
     """The bytes of the file at ``path``, memory-mapped read-only."""
-    return memoryview(np.memmap(path, dtype=np.uint8, mode="r"))
+    return np.memmap(path, dtype=np.uint8, mode="r").data
 
 
-def _build(target, attrs: dict, wdl: np.ndarray, values, captures: bool, wdl_codec: str) -> None:
+def _build(
+    target: Path | BinaryIO,
+    attrs: dict,
+    wdl: np.ndarray,
+    values: np.ndarray | None,
+    captures: bool,
+    wdl_codec: str,
+) -> None:
     """The HDF5 part of a slice file (the user block left zero) into ``target``: a path or
     a file object."""
     with h5py.File(
@@ -273,7 +282,7 @@ def _chunk_extents(image: io.BytesIO | Path) -> np.ndarray:
     (16 bytes a chunk: a 47 G-entry slice has millions of chunks)."""
     offsets, lengths = array("q"), array("q")
 
-    def add(info) -> None:  # type: ignore[no-untyped-def]
+    def add(info: h5d.StoreInfo) -> None:
         offsets.append(int(info.byte_offset))
         lengths.append(int(info.size))
 
