@@ -36,7 +36,7 @@ import numpy as np
 from adjudicator import replaycore as core
 from adjudicator.drawrules import THREEFOLD, Count, Counter, RuleOptions
 from adjudicator.pdn import PdnGame, PdnMove
-from tablebase.rules import movegen as mg
+from tablebase.rules.movebuffer import new_move_buffer, new_workspace
 from tablebase.rules.moves import Move, legal_moves
 from tablebase.rules.notation import MoveError, move_text, parse_move, parse_squares
 from tablebase.rules.position import NO_RUNS, Position
@@ -158,8 +158,8 @@ class _Buffers(threading.local):
     """Per-thread move buffer and capture workspace (allocated once per thread)."""
 
     def __init__(self) -> None:
-        self.moves = mg.new_move_buffer()
-        self.ws = mg.new_workspace()
+        self.moves = new_move_buffer()
+        self.ws = new_workspace()
 
 
 _BUFFERS = _Buffers()

@@ -37,7 +37,6 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from tablebase.rules import movegen as mg
 from tablebase.rules.drawrules import (
     E_UNLESS_CAPTURE,
     T_ENDING_FIELDS,
@@ -47,6 +46,10 @@ from tablebase.rules.drawrules import (
     material_ending,
     settle_start,
 )
+from tablebase.rules.kingruns import king_barred, king_run_after, king_run_kept
+from tablebase.rules.makemove import apply_move
+from tablebase.rules.movebuffer import find_move, move_captured, move_crowns, move_from, move_to
+from tablebase.rules.movegen import generate_moves_barred
 
 # state[] layout; S_RUN_* per side: king-run square (0-based) and length (0: no run)
 S_WHITE, S_RULE, S_LIMIT, S_ELAPSED, S_NHIST, S_EVENT, S_EVENT_PLY, S_EVENT_RULE = range(8)
@@ -143,11 +146,11 @@ def _run_at(white):
 @njit(cache=True)
 def _generate(rules, boards, white, buf, ws, state):
     """The legal moves of the side to move, without the quiet moves of a king the king-move
-    limit bars (:func:`tablebase.rules.movegen.king_barred`)."""
+    limit bars (:func:`tablebase.rules.kingruns.king_barred`)."""
     own_m, own_k, opp_m, opp_k = _side(boards, white)
     at = _run_at(white)
-    barred = mg.king_barred(rules, own_m, own_k, state[at], state[at + 1])
-    return mg.generate_moves_barred(rules, white, (own_m, own_k, opp_m, opp_k), barred, buf, ws)
+    barred = king_barred(rules, own_m, own_k, state[at], state[at + 1])
+    return generate_moves_barred(rules, white, (own_m, own_k, opp_m, opp_k), barred, buf, ws)
 
 
 @njit(cache=True)
@@ -208,12 +211,12 @@ def _play(rules, game, move, buf, ws):
     man_moved = (own_m >> frm) & _ONE != 0
     old_end = material_ending(table, boards[0], boards[1], boards[2], boards[3])
     at, other = _run_at(white), _run_at(not white)
-    state[at], state[at + 1] = mg.king_run_after(
+    state[at], state[at + 1] = king_run_after(
         rules, own_m, own_k, state[at], state[at + 1], frm, to, cap != 0
     )
-    a, b, c, d = mg.apply_move(own_m, own_k, opp_m, opp_k, frm, to, cap, crowns)
+    a, b, c, d = apply_move(own_m, own_k, opp_m, opp_k, frm, to, cap, crowns)
     # apply_move answers with the new side to move (the opponent) first
-    state[other], state[other + 1] = mg.king_run_kept(rules, a, b, state[other], state[other + 1])
+    state[other], state[other + 1] = king_run_kept(rules, a, b, state[other], state[other + 1])
     if white:  # make_move answers with the new side to move first
         boards[0], boards[1], boards[2], boards[3] = c, d, a, b
     else:
@@ -278,7 +281,7 @@ def run(rules, game, text, span, stop, forced, buffers):
             lo, hi = offsets[i], offsets[i + 1]
             if hi - lo != 2:
                 return NEED, i
-            hit = mg.find_move(
+            hit = find_move(
                 buf,
                 n,
                 np.uint64(squares[lo] - 1),
@@ -287,10 +290,10 @@ def run(rules, game, text, span, stop, forced, buffers):
             )
             if hit < 0:
                 return NEED, i
-            frm = np.uint64(mg.move_from(buf, hit))
-            to = np.uint64(mg.move_to(buf, hit))
-            cap = mg.move_captured(buf, hit)
-            crowns = mg.move_crowns(buf, hit)
+            frm = np.uint64(move_from(buf, hit))
+            to = np.uint64(move_to(buf, hit))
+            cap = move_captured(buf, hit)
+            crowns = move_crowns(buf, hit)
         threefold = _play(rules, game, (frm, to, cap, crowns), buf, ws)
         n = _generate(rules, boards, state[S_WHITE] != 0, buf, ws, state)
         event = position_event(boards, state, n)

@@ -33,17 +33,18 @@ def best_of(repeat: int, count: Callable[[], int]) -> tuple[int, float]:
 
 
 def ours(depth: int, variant: str = "international") -> Callable[[], int]:
-    from tablebase.rules import movegen as mg
+    from tablebase.rules import perftcount
+    from tablebase.rules.movebuffer import new_move_buffer, new_workspace
     from tablebase.rules.position import Position
 
     pos = Position.start(variant)
     v = pos.variant
     own_m, own_k, opp_m, opp_k = pos.side_boards
-    stack = mg.new_move_buffer(depth + 1)
-    ws = mg.new_workspace()
+    stack = new_move_buffer(depth + 1)
+    ws = new_workspace()
 
     def count() -> int:
-        return int(mg.perft(v.rules, True, (own_m, own_k, opp_m, opp_k), depth, stack, ws))
+        return int(perftcount.perft(v.rules, True, (own_m, own_k, opp_m, opp_k), depth, stack, ws))
 
     return count
 

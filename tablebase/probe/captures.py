@@ -1,5 +1,5 @@
 """Capture positions of slices that leave captures to the prober, resolved through the
-positions after their captures (:func:`tablebase.rules.movegen.capture_successors`, each
+positions after their captures (:func:`tablebase.rules.captures.capture_successors`, each
 once): a level of the capture tree at a time (:mod:`tablebase.probe.database`)."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from numba import njit
 
 from tablebase.probe.locate import turned, white_view
 from tablebase.probe.status import MUST_CAPTURE
-from tablebase.rules import movegen as mg
+from tablebase.rules.captures import capture_successors
+from tablebase.rules.movebuffer import new_successor_buffer_nb, new_workspace_nb
 
 
 @njit(cache=True, inline="always")
@@ -35,12 +36,12 @@ def expand_captures(rules, wtm, wm, wk, bm, bk):
     kwm, kwk, kbm, kbk = kids[0], kids[1], kids[2], kids[3]
     owner = np.empty(cap, dtype=np.int64)
     best = np.full(n, -1, dtype=np.int8)
-    succ = mg.new_successor_buffer_nb()
-    ws = mg.new_workspace_nb()
+    succ = new_successor_buffer_nb()
+    ws = new_workspace_nb()
     count = 0
     for j in range(n):
         a, b, c, d = white_view(nsq, wtm[j], wm[j], wk[j], bm[j], bk[j])
-        m = mg.capture_successors(rules, True, a, b, c, d, succ, ws)
+        m = capture_successors(rules, True, a, b, c, d, succ, ws)
         start = count
         kwm = _room(kwm, count + m)
         kwk = _room(kwk, count + m)

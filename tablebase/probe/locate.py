@@ -17,8 +17,8 @@ from tablebase.material.index import BINOM, entry_index
 from tablebase.material.slices import UNCODED, material_code
 from tablebase.probe.pagetable import STORED
 from tablebase.probe.status import CAPTURES, FOUND, LOCATED, NOT_OPEN
-from tablebase.rules import movegen as mg
 from tablebase.rules.bits import reversed_bits
+from tablebase.rules.captures import has_capture
 from tablebase.rules.kernel import kernel
 
 NO_CODE = -1  # white_to_move's code for more pieces of a kind than any slice code names
@@ -96,7 +96,7 @@ def locate_rows(table, rules, rows, n, loc):
         code = material_code(a, b, c, d)
         if code == UNCODED or table[code] < 0 or (c | d) == 0:
             loc[k, 0], loc[k, 1] = NOT_OPEN, code
-        elif not table[STORED + code] and mg.has_capture(rules, True, a, b, c, d):
+        elif not table[STORED + code] and has_capture(rules, True, a, b, c, d):
             if (c | d) & ((c | d) - np.uint64(1)) == 0:
                 loc[k, 0], loc[k, 1] = FOUND, 1
             else:

@@ -8,12 +8,25 @@ imports nothing from them:
 - :mod:`tablebase.rules.bits` - compiled bitboard primitives;
 - :mod:`tablebase.rules.kernel` - how the hot compiled functions are compiled (no reference
   counting);
+- :mod:`tablebase.rules.board` - square numbering and neighbour tables of a board size;
 - :mod:`tablebase.rules.position` - :class:`Position`, FEN reading and writing;
-- :mod:`tablebase.rules.movegen` - compiled move generation, make-move, quiet unmoves, perft,
-  and the compiled accessors of the move buffer;
+- :mod:`tablebase.rules.geometry` - board geometry on bitboards (steps, rays, promotion rows);
+- :mod:`tablebase.rules.movebuffer` - the move buffer's layout, its compiled accessors, and the
+  searches' scratch space;
+- :mod:`tablebase.rules.captures` - whether a capture is due, and the one capture search
+  (moves with routes, or the positions after them);
+- :mod:`tablebase.rules.quiet` - quiet moves;
+- :mod:`tablebase.rules.movegen` - the legal moves (captures, else quiet moves);
+- :mod:`tablebase.rules.makemove` - the position after a move;
+- :mod:`tablebase.rules.kingruns` - Frisian's king-move limit (king runs);
+- :mod:`tablebase.rules.unmoves` - quiet un-moves;
+- :mod:`tablebase.rules.perftcount` - perft, compiled;
 - :mod:`tablebase.rules.moves` - the same for Python callers (:class:`Move`, :func:`legal_moves`,
   :func:`play`, :func:`quiet_unmoves`, :func:`perft`);
-- :mod:`tablebase.rules.notation` - PDN move text, numeric and alphanumeric squares.
+- :mod:`tablebase.rules.notation` - PDN move text, numeric and alphanumeric squares;
+- :mod:`tablebase.rules.outcome` - win/draw/loss names and the order of moves by outcome;
+- :mod:`tablebase.rules.countsearch` - values under the count (a table win forced before the
+  count runs out).
 
 The names below are the package's public face; each lives in the module named above.
 """

@@ -69,7 +69,8 @@ def _fast_deposit() -> bool:
     import llvmlite.binding as ll
     from numba.core import config
 
-    if config.CPU_NAME not in (None, "host"):  # a portable target: no features assumed
+    # a portable target (NUMBA_CPU_NAME): no features assumed; numba sets the name at run time
+    if getattr(config, "CPU_NAME", None) not in (None, "host"):
         return False
     name = ll.get_host_cpu_name()
     return bool(ll.get_host_cpu_features().get("bmi2")) and not name.startswith(

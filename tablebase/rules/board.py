@@ -2,7 +2,7 @@
 
 A board of ``size`` x ``size`` squares has ``size * size / 2`` playable (dark) squares,
 numbered 1.. in PDN order from black's back row (row 0, top). These functions depend on the
-size alone, so the move generator's bitboard tables (:mod:`tablebase.rules.movegen`) and the
+size alone, so the move generator's bitboard tables (:mod:`tablebase.rules.geometry`) and the
 variants (:mod:`tablebase.rules.variants`) both build on them without depending on each other.
 """
 

@@ -268,7 +268,9 @@ class Search:
         children.sort(key=lambda c: (c[1].remaining, -c[3]))
         return all(self._child_ok(c, False) for c in children)
 
-    def _child(self, pos: Position, move: Move, count: Count, winner_moves: bool):
+    def _child(
+        self, pos: Position, move: Move, count: Count, winner_moves: bool
+    ) -> tuple[Position, Count, str, int]:
         after = play(pos, move)
         new = self.counter.after(count, pos, move, after)
         if lost(after):
@@ -278,9 +280,10 @@ class Search:
         wdl, dtw = self.value(after)
         if wdl != (-1 if winner_moves else 1):
             return after, new, "lost", INFINITY  # a draw, or the win thrown away
+        assert dtw is not None  # a win or a loss: probe() raised where it has no distance
         return after, new, "", dtw
 
-    def _child_ok(self, child, winner_moves: bool) -> bool:
+    def _child_ok(self, child: tuple[Position, Count, str, int], winner_moves: bool) -> bool:
         after, new, tag, _ = child
         if tag == "mate":
             return winner_moves

@@ -53,12 +53,21 @@ triple (rule, limit, elapsed): rule ``-1`` is the general count, ``i >= 0`` endi
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
 
 import numpy as np
 from numba import njit
 
-from tablebase.rules import movegen as mg
 from tablebase.rules.bits import popcount
+from tablebase.rules.captures import has_capture
+from tablebase.rules.makemove import play_row
+from tablebase.rules.movebuffer import (
+    new_move_buffer,
+    new_move_buffer_nb,
+    new_workspace,
+    new_workspace_nb,
+)
+from tablebase.rules.movegen import generate_moves
 
 Disputed = str  # "restart" | "cumulative"
 DISPUTED = ("restart", "cumulative")
@@ -152,7 +161,7 @@ class DrawRules:
             count = replace(count, name=f"{moves}-move", plies=2 * moves)
         return count
 
-    def ending_of(self, pos) -> EndingCount | None:
+    def ending_of(self, pos: Boards) -> EndingCount | None:
         """The ending count the pieces of ``pos`` (anything with the four bitboards
         ``white_men, white_kings, black_men, black_kings``) put in force, or None."""
         i = material_ending(
@@ -358,12 +367,12 @@ def count_after(table, count, endings, move):
 def _replies_all_lose(rules, white, own_m, own_k, opp_m, opp_k):
     """True when the side to move (``white``) has no move, or every move it has leaves the
     opponent a capture."""
-    buf = mg.new_move_buffer_nb()
-    ws = mg.new_workspace_nb()
-    n = mg.generate_moves(rules, white, own_m, own_k, opp_m, opp_k, buf, ws)
+    buf = new_move_buffer_nb()
+    ws = new_workspace_nb()
+    n = generate_moves(rules, white, own_m, own_k, opp_m, opp_k, buf, ws)
     for i in range(n):
-        a, b, c, d = mg.play_row(own_m, own_k, opp_m, opp_k, buf, i)
-        if not mg.has_capture(rules, not white, a, b, c, d):
+        a, b, c, d = play_row(own_m, own_k, opp_m, opp_k, buf, i)
+        if not has_capture(rules, not white, a, b, c, d):
             return False
     return True
 
@@ -376,13 +385,13 @@ def capture_forced(rules, white, wm, wk, bm, bk, buf, ws):
     capture (ply 2; no move at all: it has lost); or it has a move after which the opponent
     has no capture and every reply leaves it a capture (ply 3)."""
     own_m, own_k, opp_m, opp_k = (wm, wk, bm, bk) if white else (bm, bk, wm, wk)
-    if mg.has_capture(rules, white, own_m, own_k, opp_m, opp_k):
+    if has_capture(rules, white, own_m, own_k, opp_m, opp_k):
         return True
-    n = mg.generate_moves(rules, white, own_m, own_k, opp_m, opp_k, buf, ws)
+    n = generate_moves(rules, white, own_m, own_k, opp_m, opp_k, buf, ws)
     all_lose = True
     for i in range(n):
-        a, b, c, d = mg.play_row(own_m, own_k, opp_m, opp_k, buf, i)
-        if mg.has_capture(rules, not white, a, b, c, d):
+        a, b, c, d = play_row(own_m, own_k, opp_m, opp_k, buf, i)
+        if has_capture(rules, not white, a, b, c, d):
             continue
         all_lose = False
         if _replies_all_lose(rules, not white, a, b, c, d):
@@ -448,6 +457,41 @@ class Count:
         return f"{self.elapsed} of {self.limit} plies elapsed on the {self.rule} count"
 
 
+class Boards(Protocol):
+    """What the draw rules read of a position: its four bitboards (a
+    :class:`tablebase.rules.position.Position`, which this module cannot import: the
+    variants it holds import this module)."""
+
+    @property
+    def white_men(self) -> int: ...
+    @property
+    def white_kings(self) -> int: ...
+    @property
+    def black_men(self) -> int: ...
+    @property
+    def black_kings(self) -> int: ...
+
+
+class Placed(Boards, Protocol):
+    """:class:`Boards` with the side to move and the variant (its compiled ``rules``)."""
+
+    @property
+    def white_to_move(self) -> bool: ...
+    @property
+    def variant(self) -> Any: ...
+
+
+class Played(Protocol):
+    """What the draw rules read of a move (a :class:`tablebase.rules.moves.Move`)."""
+
+    @property
+    def frm(self) -> int: ...
+    @property
+    def to(self) -> int: ...
+    @property
+    def is_capture(self) -> bool: ...
+
+
 def _u64(x: int) -> np.uint64:
     return np.uint64(x)
 
@@ -477,7 +521,7 @@ class Counter:
         """Count ``index`` (-1 general, else an ending) starting now."""
         return self.make(*fresh_count(self.table, index))
 
-    def ending(self, pos) -> int:
+    def ending(self, pos: Boards) -> int:
         """:func:`material_ending` of ``pos``."""
         return int(
             material_ending(
@@ -489,7 +533,7 @@ class Counter:
             )
         )
 
-    def start(self, pos, elapsed: int = 0) -> Count:
+    def start(self, pos: Placed, elapsed: int = 0) -> Count:
         """The count running in ``pos``, ``elapsed`` plies in (settled there when it starts
         with no ply on it, see :meth:`settle`)."""
         index = self.ending(pos)
@@ -498,7 +542,7 @@ class Counter:
             count = replace(count, elapsed=elapsed)
         return count if index < 0 else self.settle(count, pos)
 
-    def settle(self, count: Count, pos) -> Count:
+    def settle(self, count: Count, pos: Placed) -> Count:
         """``count`` as :func:`settle_start` leaves it in ``pos`` (a :class:`Position`: its
         variant gives the move generator): a ``drawn_unless_capture`` ending that has just
         started gets limit 0 unless a capture is forced now or next move."""
@@ -516,11 +560,11 @@ class Counter:
                 _u64(pos.black_kings),
             ),
             bool(pos.white_to_move),
-            (mg.new_move_buffer(), mg.new_workspace()),
+            (new_move_buffer(), new_workspace()),
         )
         return self.make(int(rule), int(limit), int(elapsed))
 
-    def after(self, count: Count, before, move, after) -> Count:
+    def after(self, count: Count, before: Placed, move: Played, after: Placed) -> Count:
         """The count after ``move`` (with ``frm`` and ``is_capture``) took ``before`` to
         ``after`` (settled in ``after``)."""
         men = before.white_men if before.white_to_move else before.black_men

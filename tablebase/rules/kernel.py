@@ -22,10 +22,14 @@ options``), not compile something else.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from numba import njit
+
+# numba's options: ``_nrt`` is not in numba's typed signature of ``njit`` (see above)
+_OPTIONS: dict[str, Any] = {"cache": True, "_nrt": False}
 
 
 def kernel(fn: Callable) -> Callable:
     """``njit(cache=True)`` without reference counting (see the module docstring)."""
-    return njit(cache=True, _nrt=False)(fn)
+    return njit(**_OPTIONS)(fn)

@@ -1,6 +1,7 @@
 """The rules engine for Python callers: legal moves, playing a move, quiet unmoves, perft.
 
-Thin wrappers around the compiled functions of :mod:`tablebase.rules.movegen`:
+Thin wrappers around the compiled functions of :mod:`tablebase.rules.movegen` and its
+sibling modules (captures, king runs, un-moves, perft, the move buffer):
 :class:`MoveList` reads the move buffer through its compiled accessors and turns rows into
 :class:`Move` values; bitboards become :class:`Position` values. Under a king-move limit
 (Frisian) the king runs of the position bar a king's quiet moves here, and :func:`play`
@@ -14,7 +15,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tablebase.rules import movegen as mg
+from tablebase.rules import captures, perftcount, unmoves
+from tablebase.rules.kingruns import king_barred, king_run_after, king_run_kept
+from tablebase.rules.makemove import apply_move
+from tablebase.rules.movebuffer import (
+    find_move,
+    move_capture_count,
+    move_captured,
+    move_crowns,
+    move_from,
+    move_path_length,
+    move_path_square,
+    move_to,
+    new_move_buffer,
+    new_workspace,
+)
+from tablebase.rules.movegen import generate_moves_barred
 from tablebase.rules.position import Position, squares_of
 
 
@@ -50,8 +66,8 @@ _local = threading.local()
 def _buffers() -> tuple[np.ndarray, np.ndarray]:
     """Per-thread move buffer and capture-search workspace."""
     if not hasattr(_local, "moves"):
-        _local.moves = mg.new_move_buffer()
-        _local.ws = mg.new_workspace()
+        _local.moves = new_move_buffer()
+        _local.ws = new_workspace()
         _local.unmoves = np.zeros((4096, 7), dtype=np.uint64)
     return _local.moves, _local.ws
 
@@ -72,9 +88,9 @@ class MoveList:
         own_m, own_k, opp_m, opp_k = pos.side_boards
         self.pos = pos
         (own_sq, own_n), _ = pos.side_runs
-        barred = mg.king_barred(v.rules, own_m, own_k, own_sq, own_n)
+        barred = king_barred(v.rules, own_m, own_k, own_sq, own_n)
         self.count = int(
-            mg.generate_moves_barred(
+            generate_moves_barred(
                 v.rules, pos.white_to_move, (own_m, own_k, opp_m, opp_k), barred, buf, ws
             )
         )
@@ -89,29 +105,29 @@ class MoveList:
 
     def frm(self, i: int) -> int:
         self._check(i)
-        return int(mg.move_from(self._rows, i)) + 1
+        return int(move_from(self._rows, i)) + 1
 
     def to(self, i: int) -> int:
         self._check(i)
-        return int(mg.move_to(self._rows, i)) + 1
+        return int(move_to(self._rows, i)) + 1
 
     def captured(self, i: int) -> int:
         """Bitboard of the pieces move ``i`` captures."""
         self._check(i)
-        return int(mg.move_captured(self._rows, i))
+        return int(move_captured(self._rows, i))
 
     def capture_count(self, i: int) -> int:
         self._check(i)
-        return int(mg.move_capture_count(self._rows, i))
+        return int(move_capture_count(self._rows, i))
 
     def crowns(self, i: int) -> bool:
         self._check(i)
-        return bool(mg.move_crowns(self._rows, i))
+        return bool(move_crowns(self._rows, i))
 
     def path(self, i: int) -> tuple[int, ...]:
         self._check(i)
-        n = int(mg.move_path_length(self._rows, i))
-        return tuple(int(mg.move_path_square(self._rows, i, j)) + 1 for j in range(n))
+        n = int(move_path_length(self._rows, i))
+        return tuple(int(move_path_square(self._rows, i, j)) + 1 for j in range(n))
 
     def move(self, i: int) -> Move:
         """Move ``i`` as a :class:`Move` value."""
@@ -129,7 +145,7 @@ class MoveList:
     def find(self, frm: int, to: int, capture: bool) -> int:
         """Index of the one move ``frm`` -> ``to`` (1-based) that is a capture iff
         ``capture``; -1 when there is none, -2 when there are several."""
-        return int(mg.find_move(self._rows, self.count, frm - 1, to - 1, capture))
+        return int(find_move(self._rows, self.count, frm - 1, to - 1, capture))
 
 
 def legal_moves(pos: Position) -> list[Move]:
@@ -141,16 +157,16 @@ def has_capture(pos: Position) -> bool:
     """True if the side to move must capture."""
     v = pos.variant
     own_m, own_k, opp_m, opp_k = pos.side_boards
-    return bool(mg.has_capture(v.rules, pos.white_to_move, own_m, own_k, opp_m, opp_k))
+    return bool(captures.has_capture(v.rules, pos.white_to_move, own_m, own_k, opp_m, opp_k))
 
 
 def play(pos: Position, move: Move) -> Position:
     """The position after ``move`` (assumed legal: take it from :func:`legal_moves`); under
-    a king-move limit with the king runs carried over (``movegen.king_run_after`` for the
-    mover, ``movegen.king_run_kept`` for the other side)."""
+    a king-move limit with the king runs carried over (``kingruns.king_run_after`` for the
+    mover, ``kingruns.king_run_kept`` for the other side)."""
     v = pos.variant
     own_m, own_k, opp_m, opp_k = pos.side_boards
-    a, b, c, d = mg.apply_move(
+    a, b, c, d = apply_move(
         own_m,
         own_k,
         opp_m,
@@ -163,10 +179,10 @@ def play(pos: Position, move: Move) -> Position:
     if v.king_move_limit <= 0:
         return Position.from_side_boards(a, b, c, d, not pos.white_to_move, v)
     (own_sq, own_n), (opp_sq, opp_n) = pos.side_runs
-    mover = mg.king_run_after(
+    mover = king_run_after(
         v.rules, own_m, own_k, own_sq, own_n, move.frm - 1, move.to - 1, move.is_capture
     )
-    other = mg.king_run_kept(v.rules, a, b, opp_sq, opp_n)
+    other = king_run_kept(v.rules, a, b, opp_sq, opp_n)
     runs = (_one_based(*other), _one_based(*mover))
     return Position.from_side_boards(a, b, c, d, not pos.white_to_move, v, runs)
 
@@ -194,7 +210,9 @@ def quiet_unmoves(pos: Position, legal_only: bool = True) -> list[tuple[Position
     out = _local.unmoves
     v = pos.variant
     own_m, own_k, opp_m, opp_k = pos.side_boards
-    n = mg.quiet_unmoves(v.rules, pos.white_to_move, own_m, own_k, opp_m, opp_k, out, legal_only)
+    n = unmoves.quiet_unmoves(
+        v.rules, pos.white_to_move, own_m, own_k, opp_m, opp_k, out, legal_only
+    )
     result = []
     for i in range(n):
         r = out[i]
@@ -209,12 +227,12 @@ def perft(pos: Position, depth: int) -> int:
     a king-move limit)."""
     v = pos.variant
     own_m, own_k, opp_m, opp_k = pos.side_boards
-    stack = mg.new_move_buffer(max(depth, 1) + 1)
-    ws = mg.new_workspace()
+    stack = new_move_buffer(max(depth, 1) + 1)
+    ws = new_workspace()
     if v.king_move_limit > 0:
         (own_sq, own_n), (opp_sq, opp_n) = pos.side_runs
         return int(
-            mg.perft_runs(
+            perftcount.perft_runs(
                 v.rules,
                 pos.white_to_move,
                 (own_m, own_k, opp_m, opp_k),
@@ -225,4 +243,4 @@ def perft(pos: Position, depth: int) -> int:
             )
         )
     board = (own_m, own_k, opp_m, opp_k)
-    return int(mg.perft(v.rules, pos.white_to_move, board, depth, stack, ws))
+    return int(perftcount.perft(v.rules, pos.white_to_move, board, depth, stack, ws))

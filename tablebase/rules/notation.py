@@ -74,7 +74,9 @@ def square_text(variant: Variant, square: int, notation: str | None = None) -> s
     return str(square)
 
 
-def _candidates(pos: Position, moves: list[Move], squares: list[int], is_capture: bool):
+def _candidates(
+    pos: Position, moves: list[Move], squares: list[int], is_capture: bool
+) -> list[Move]:
     """The legal moves a written move may denote.
 
     Two squares are from and to (where two captures share them, the one jumping straight

@@ -189,7 +189,9 @@ class Position:
         return (out[0], out[1])
 
     @staticmethod
-    def _add_token(fen, v, token, colour, boards, seen) -> None:
+    def _add_token(
+        fen: str, v: Variant, token: str, colour: str, boards: dict[str, list[int]], seen: set[int]
+    ) -> None:
         if not token:
             raise FenError(fen, token, "empty square token")
         king = token[0].upper() == "K"
@@ -278,7 +280,7 @@ class Position:
     @property
     def side_runs(self) -> tuple[tuple[int, int], tuple[int, int]]:
         """The king runs as compiled code takes them: ``((own_sq, own_n), (opp_sq, opp_n))``
-        with 0-based squares and -1 for no run (:mod:`tablebase.rules.movegen`)."""
+        with 0-based squares and -1 for no run (:mod:`tablebase.rules.kingruns`)."""
         w, b = ((sq - 1, n) if n else (-1, 0) for sq, n in self.king_runs)
         return (w, b) if self.white_to_move else (b, w)
 
@@ -300,7 +302,7 @@ class Position:
         """One character a square in PDN order: ``chars`` gives those of a white man, a white
         king, a black man, a black king and an empty square (DXP writes ``"wWzZe"``, Hub
         ``"wWbBe"``)."""
-        wm, wk, bm, bk, empty = chars
+        wm, wk, bm, bk, empty = tuple(chars)
         out = []
         for sq in range(self.variant.squares):
             bit = 1 << sq

@@ -66,7 +66,7 @@ class Rules(NamedTuple):
     king_limit: int
     straight: bool  # men and kings also capture straight (directions 4-7; Frisian)
     # the capture of greatest value is compulsory (a king worth less than two men and more
-    # than one, see ``movegen.capture_key``) and at equal value a king's capture takes
+    # than one, see ``captures.capture_key``) and at equal value a king's capture takes
     # precedence; ``majority`` is then true too
     value: bool
 

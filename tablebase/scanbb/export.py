@@ -35,7 +35,7 @@ from numba import njit, prange
 
 from tablebase.material.index import BINOM, black_kings_at, mirror_run_code, run_states
 from tablebase.material.slices import Slice
-from tablebase.rules import movegen as mg
+from tablebase.rules.captures import has_capture
 from tablebase.rules.variants import Variant, get_variant
 from tablebase.scanbb.codec import (
     BYTE_LENGTHS,
@@ -94,7 +94,7 @@ def _codes_range(packed, b0, lo, hi, out, rules, binom, counts):
         o = (b - b0) * per
         if valid:
             bk = black_kings_at(r, nbk, free - nwk, binom, taken)
-            valid_here = not mg.has_capture(rules, True, wm, wk, bm, bk)
+            valid_here = not has_capture(rules, True, wm, wk, bm, bk)
         else:
             valid_here = False
         if not valid_here:

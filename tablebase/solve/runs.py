@@ -47,8 +47,13 @@ from tablebase.material.index import (
     run_states,
 )
 from tablebase.material.slices import UNCODED, material_code
-from tablebase.rules import movegen as mg
+from tablebase.rules.captures import has_capture
+from tablebase.rules.geometry import ONE, ZERO, promotion_row, step
 from tablebase.rules.kernel import kernel
+from tablebase.rules.makemove import make_move, play_row
+from tablebase.rules.movebuffer import new_move_buffer_nb, new_workspace_nb
+from tablebase.rules.movegen import generate_moves
+from tablebase.rules.quiet import king_quiet_count
 from tablebase.solve.whole import MISSING, NO_PIECES, OVERFLOW, combine, max_decided
 
 
@@ -82,7 +87,7 @@ def place_runs(offsets, rules, binom, board, mover, other):
 def kept_run(sq, n, men, kings):
     """The run ``(sq, n)`` of the side that did not move, after the move left it ``men``
     and ``kings``: kept while the king is still there and the side has men."""
-    if n > 0 and men != 0 and (kings >> np.uint64(sq)) & mg.ONE:
+    if n > 0 and men != 0 and (kings >> np.uint64(sq)) & ONE:
         return sq, n
     return -1, 0
 
@@ -93,7 +98,7 @@ def king_quiet_moves(nbr, flying, sq, empty):
     n = 0
     for d in range(4):
         f = nbr[sq, d]
-        while f >= 0 and (empty >> np.uint64(f)) & mg.ONE:
+        while f >= 0 and (empty >> np.uint64(f)) & ONE:
             n += 1
             if not flying:
                 break
@@ -107,13 +112,13 @@ def quiet_inside(rules, wm, wk, bm, bk):
     row and every king move (bitboard steps)."""
     nsq = rules.nsq
     width = rules.width
-    full = (mg.ONE << np.uint64(nsq)) - mg.ONE
+    full = (ONE << np.uint64(nsq)) - ONE
     empty = full & ~(wm | wk | bm | bk)
-    promo = mg.promotion_row(rules, True)
+    promo = promotion_row(rules, True)
     inside = 0
     for d in range(2):
-        inside += popcount(mg.step(wm, width, d) & empty & ~promo)
-    return inside + mg.king_quiet_count(rules, wk, empty)
+        inside += popcount(step(wm, width, d) & empty & ~promo)
+    return inside + king_quiet_count(rules, wk, empty)
 
 
 @kernel
@@ -126,19 +131,19 @@ def _promotions(tables, rules, binom, board, black_run):
     wm, wk, bm, bk = board
     nsq = rules.nsq
     width = rules.width
-    full = (mg.ONE << np.uint64(nsq)) - mg.ONE
+    full = (ONE << np.uint64(nsq)) - ONE
     empty = full & ~(wm | wk | bm | bk)
-    promo = mg.promotion_row(rules, True)
+    promo = promotion_row(rules, True)
     best = -1
     reads = 0
     for d in range(2):
-        ex = mg.step(wm, width, d) & empty & promo
+        ex = step(wm, width, d) & empty & promo
         while ex:
             to = lowest_square(ex)
-            ex &= ex - mg.ONE
+            ex &= ex - ONE
             frm = nbr[to, 3 - d]
-            a, b, c, e = mg.make_move(
-                rules, True, (wm, wk, bm, bk), np.uint64(frm), np.uint64(to), mg.ZERO
+            a, b, c, e = make_move(
+                rules, True, (wm, wk, bm, bk), np.uint64(frm), np.uint64(to), ZERO
             )
             q = place_runs(offsets, rules, binom, (a, b, c, e), black_run, (-1, 0))
             reads += 1
@@ -154,8 +159,8 @@ def init_scratch(cb):
     nothing) for slices whose black side has ``cb`` run states: a move buffer, the capture
     search's stack, the cursor, its boards and free squares, and one value per black run."""
     return (
-        mg.new_move_buffer_nb(),
-        mg.new_workspace_nb(),
+        new_move_buffer_nb(),
+        new_workspace_nb(),
         np.zeros((4, 8), dtype=np.int64),
         np.zeros(5, dtype=np.uint64),
         np.zeros(64, dtype=np.int64),
@@ -188,7 +193,7 @@ def init_range(words, tables, rules, shape, lo, hi, scratch):
     cb = run_states(limit, counts[2], counts[3])
     per = cw * cb
     moves, ws, cur, boards, free1, free2, by_black = scratch
-    full = (mg.ONE << np.uint64(nsq)) - mg.ONE
+    full = (ONE << np.uint64(nsq)) - ONE
     cursor_start(lo, nsq, width, counts, binom, cur)
     cursor_boards(nsq, width, counts, cur, 0, boards, free1, free2)
     top = 0
@@ -204,13 +209,13 @@ def init_range(words, tables, rules, shape, lo, hi, scratch):
                 flags[(base + c) >> 3] |= np.uint8(1 << ((base + c) & 7))
             continue
         wm, wk, bm, bk = boards[0], boards[1], boards[2], boards[3]
-        if mg.has_capture(rules, True, wm, wk, bm, bk):
-            n = mg.generate_moves(rules, True, wm, wk, bm, bk, moves, ws)
+        if has_capture(rules, True, wm, wk, bm, bk):
+            n = generate_moves(rules, True, wm, wk, bm, bk, moves, ws)
             for r in range(cb):
                 bsq, bn = run_of_code(limit, bk, r)
                 best = -1
                 for i in range(n):
-                    a, b, c, d = mg.play_row(wm, wk, bm, bk, moves, i)
+                    a, b, c, d = play_row(wm, wk, bm, bk, moves, i)
                     ksq, kn = kept_run(bsq, bn, a, b)
                     q = place_runs(offsets, rules, binom, (a, b, c, d), (ksq, kn), (-1, 0))
                     if q == MISSING:
@@ -273,7 +278,7 @@ def predecessor_indices(rules, shape, board, codes, moff, out):
     flying = rules.flying
     limit = rules.king_limit
     wm, wk, bm, bk = np.uint64(wm), np.uint64(wk), np.uint64(bm), np.uint64(bk)
-    full = (mg.ONE << np.uint64(nsq)) - mg.ONE
+    full = (ONE << np.uint64(nsq)) - ONE
     empty = full & ~(wm | wk | bm | bk)
     pbm = reverse_board(wm, nsq)
     pbk = reverse_board(wk, nsq)
@@ -294,21 +299,21 @@ def predecessor_indices(rules, shape, board, codes, moff, out):
         men = rbm | pbm
         while kings:
             to = lowest_square(kings)
-            kings &= kings - mg.ONE
+            kings &= kings - ONE
             if cwm > 1 and to != ksq:
                 continue
-            base = rbk ^ (mg.ONE << np.uint64(nsq - 1 - to))
+            base = rbk ^ (ONE << np.uint64(nsq - 1 - to))
             for d in range(4):
                 f = nbr[to, d]
-                while f >= 0 and (empty >> np.uint64(f)) & mg.ONE:
-                    pwk = base | (mg.ONE << np.uint64(nsq - 1 - f))
+                while f >= 0 and (empty >> np.uint64(f)) & ONE:
+                    pwk = base | (ONE << np.uint64(nsq - 1 - f))
                     b = index_with_men(nsq, width, r_men, men, (pwk, pbk), mcounts, binom)
                     if cwm == 1:
                         out[m] = moff + b * per + other
                         m += 1
                     else:
                         # the king came from f: in the mirror it stands on nsq-1-f
-                        rank = popcount(pwk & ((mg.ONE << np.uint64(nsq - 1 - f)) - mg.ONE))
+                        rank = popcount(pwk & ((ONE << np.uint64(nsq - 1 - f)) - ONE))
                         if kn >= 2:
                             out[m] = moff + (b * cwm + 1 + limit * rank + kn - 2) * cbm + other
                             m += 1
@@ -329,12 +334,12 @@ def predecessor_indices(rules, shape, board, codes, moff, out):
         men = bm
         while men:
             to = lowest_square(men)
-            men &= men - mg.ONE
-            base = rbm ^ (mg.ONE << np.uint64(nsq - 1 - to))
+            men &= men - ONE
+            base = rbm ^ (ONE << np.uint64(nsq - 1 - to))
             for d in range(2):
                 f = nbr[to, d]
-                if f >= 0 and (empty >> np.uint64(f)) & mg.ONE:
-                    pwm = base | (mg.ONE << np.uint64(nsq - 1 - f))
+                if f >= 0 and (empty >> np.uint64(f)) & ONE:
+                    pwm = base | (ONE << np.uint64(nsq - 1 - f))
                     b = index_of_counted(nsq, width, (pwm, rbk, pbm, pbk), mcounts, binom)
                     for c in range(cwm):
                         out[m] = moff + (b * cwm + c) * cbm + other

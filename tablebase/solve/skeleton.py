@@ -50,8 +50,18 @@ from tablebase.material.index import (
     run_states,
 )
 from tablebase.material.slices import Slice
-from tablebase.rules import movegen as mg
+from tablebase.rules.geometry import ONE, ZERO
 from tablebase.rules.kernel import kernel
+from tablebase.rules.makemove import play_row
+from tablebase.rules.movebuffer import (
+    MAX_MOVES,
+    move_captured,
+    move_from,
+    move_to,
+    new_move_buffer_nb,
+    new_workspace_nb,
+)
+from tablebase.rules.movegen import generate_moves
 from tablebase.rules.variants import Variant
 from tablebase.solve import men, runs, whole
 from tablebase.solve.records import Entries, Part, Shape, Tables, Updates, Words
@@ -116,7 +126,7 @@ def init_slice(words, tables, rules, shape, lo, hi, nchunks, mode):
                 none = np.empty(0, dtype=np.uint64)
                 t, r = whole.init_range(
                     words, tables, rules, shape,
-                    Entries(a, b, mode == BLACK_TO_MOVE, none, none, mg.ZERO, mg.ZERO),
+                    Entries(a, b, mode == BLACK_TO_MOVE, none, none, ZERO, ZERO),
                     whole.init_scratch(),
                 )  # fmt: skip
             out[c, 0] = t
@@ -266,19 +276,19 @@ def successor_places(offsets, rules, shape, idx, buffers, out):
         return NOT_A_POSITION
     wsq, wn = run_of_code(limit, wk, code // cb)
     bsq, bn = run_of_code(limit, bk, code % cb)
-    n = mg.generate_moves(rules, True, wm, wk, bm, bk, moves, ws)
+    n = generate_moves(rules, True, wm, wk, bm, bk, moves, ws)
     out[-1] = QUIET
     k = 0
     for i in range(n):
-        frm = np.int64(mg.move_from(moves, i))
-        to = np.int64(mg.move_to(moves, i))
-        capture = mg.move_captured(moves, i) != 0
+        frm = np.int64(move_from(moves, i))
+        to = np.int64(move_to(moves, i))
+        capture = move_captured(moves, i) != 0
         if capture:
             out[-1] = CAPTURING
-        king = (wk >> np.uint64(frm)) & mg.ONE
+        king = (wk >> np.uint64(frm)) & ONE
         if not capture and king and wn == limit and frm == wsq:
             continue  # the barred king
-        a, b, cc, d = mg.play_row(wm, wk, bm, bk, moves, i)
+        a, b, cc, d = play_row(wm, wk, bm, bk, moves, i)
         ksq, kn = runs.kept_run(bsq, bn, a, b)
         msq, mn = -1, 0
         if not capture and king:
@@ -317,10 +327,10 @@ def verify_range(tables, rules, shape, off, indices, nchunks):
     bad = np.zeros(m, dtype=np.bool_)
     for c in prange(nchunks):
         lo, hi = chunk(c, 0, m, nchunks, 1)
-        moves = mg.new_move_buffer_nb()
-        ws = mg.new_workspace_nb()
-        places = np.empty(mg.MAX_MOVES + 1, dtype=np.int64)
-        got = np.zeros(mg.MAX_MOVES, dtype=np.int64)
+        moves = new_move_buffer_nb()
+        ws = new_workspace_nb()
+        places = np.empty(MAX_MOVES + 1, dtype=np.int64)
+        got = np.zeros(MAX_MOVES, dtype=np.int64)
         for t in range(lo, hi):
             idx = indices[t]
             stored = np.int64(vals[off + idx])
@@ -346,9 +356,9 @@ def sample_successors(offsets, rules, shape, indices, nchunks):
     sizes = np.zeros(m + 1, dtype=np.int64)
     for c in prange(nchunks):  # counted, then written: the sample, not the slice, is held
         lo, hi = chunk(c, 0, m, nchunks, 1)
-        moves = mg.new_move_buffer_nb()
-        ws = mg.new_workspace_nb()
-        places = np.empty(mg.MAX_MOVES + 1, dtype=np.int64)
+        moves = new_move_buffer_nb()
+        ws = new_workspace_nb()
+        places = np.empty(MAX_MOVES + 1, dtype=np.int64)
         for t in range(lo, hi):
             n = successor_places(offsets, rules, shape, indices[t], (moves, ws), places)
             kinds[t] = NOT_A_POSITION if n == NOT_A_POSITION else places[-1]
@@ -357,9 +367,9 @@ def sample_successors(offsets, rules, shape, indices, nchunks):
     out = np.empty(starts[-1], dtype=np.int64)
     for c in prange(nchunks):
         lo, hi = chunk(c, 0, m, nchunks, 1)
-        moves = mg.new_move_buffer_nb()
-        ws = mg.new_workspace_nb()
-        places = np.empty(mg.MAX_MOVES + 1, dtype=np.int64)
+        moves = new_move_buffer_nb()
+        ws = new_workspace_nb()
+        places = np.empty(MAX_MOVES + 1, dtype=np.int64)
         for t in range(lo, hi):
             if kinds[t] == NOT_A_POSITION:
                 continue

@@ -93,8 +93,13 @@ from tablebase.material.index import (
     reverse_board,
 )
 from tablebase.material.slices import UNCODED, material_code
-from tablebase.rules import movegen as mg
+from tablebase.rules import geometry
+from tablebase.rules.captures import capture_successors
+from tablebase.rules.geometry import ONE, ZERO, king_reach, promotion_row
 from tablebase.rules.kernel import kernel
+from tablebase.rules.makemove import make_move
+from tablebase.rules.movebuffer import MAX_MOVES, new_successor_buffer_nb, new_workspace_nb
+from tablebase.rules.quiet import king_quiet_count
 from tablebase.solve.atomics import cas, prefetch
 
 MISSING = -1  # lookup sentinel: a slice the solve was not given
@@ -196,27 +201,27 @@ def quiet_exits(offsets, rules, binom, board, where, m):
     wm, wk, bm, bk = board
     nsq = rules.nsq
     width = rules.width
-    full = (mg.ONE << np.uint64(nsq)) - mg.ONE
+    full = (ONE << np.uint64(nsq)) - ONE
     empty = full & ~(wm | wk | bm | bk)
-    promo = mg.promotion_row(rules, True)
+    promo = promotion_row(rules, True)
     inside = 0
     for d in range(2):  # white men step towards row 0: directions 0 and 1
-        t = mg.step(wm, width, d) & empty
+        t = geometry.step(wm, width, d) & empty
         inside += popcount(t & ~promo)
         ex = t & promo
         while ex:
             to = lowest_square(ex)
-            ex &= ex - mg.ONE
+            ex &= ex - ONE
             frm = nbr[to, 3 - d]  # the square one step back
-            a, b, c, e = mg.make_move(
-                rules, True, (wm, wk, bm, bk), np.uint64(frm), np.uint64(to), mg.ZERO
+            a, b, c, e = make_move(
+                rules, True, (wm, wk, bm, bk), np.uint64(frm), np.uint64(to), ZERO
             )
             q = place_after(offsets, nsq, width, binom, a, b, c, e)
             if q == MISSING:
                 raise RuntimeError("a slice needed for a promotion is missing")
             where[m] = q
             m += 1
-    return inside + mg.king_quiet_count(rules, wk, empty), m
+    return inside + king_quiet_count(rules, wk, empty), m
 
 
 PENDING = 64  # positions whose table reads pass 1 resolves together (their misses overlap)
@@ -224,7 +229,7 @@ PENDING = 64  # positions whose table reads pass 1 resolves together (their miss
 # does not fit the state word (the body of a parallel loop cannot raise); the caller raises
 # OverflowError.
 OVERFLOW = 1 << 40
-PENDING_PLACES = mg.MAX_MOVES + 4 * PENDING
+PENDING_PLACES = MAX_MOVES + 4 * PENDING
 
 
 @kernel
@@ -273,8 +278,8 @@ def init_scratch():
     nothing): the capture search's results and stack, the cursor, its boards and free
     squares, and the queue of pending positions."""
     return (
-        mg.new_successor_buffer_nb(),
-        mg.new_workspace_nb(),
+        new_successor_buffer_nb(),
+        new_workspace_nb(),
         np.zeros((4, 8), dtype=np.int64),
         np.zeros(5, dtype=np.uint64),
         np.zeros(64, dtype=np.int64),
@@ -341,14 +346,14 @@ def init_range(words, tables, rules, shape, entries, scratch):
             wm, wk, bm, bk = boards[0], boards[1], boards[2], boards[3]
             if flip:
                 wm, wk, bm, bk = flip_board(nsq, wm, wk, bm, bk)
-        if npend == PENDING or m > PENDING_PLACES - mg.MAX_MOVES:
+        if npend == PENDING or m > PENDING_PLACES - MAX_MOVES:
             starts[npend] = m
             top = _resolve(words, vals, queue, npend, top)
             if top == OVERFLOW:
                 return top, reads
             npend = 0
             m = 0
-        n = mg.capture_successors(rules, True, wm, wk, bm, bk, succ, ws)
+        n = capture_successors(rules, True, wm, wk, bm, bk, succ, ws)
         if n:
             flags[(idx - foff) >> 3] |= np.uint8(1 << (idx & 7))
             starts[npend] = m
@@ -402,7 +407,7 @@ def predecessor_indices(rules, shape, board, parts, who, moff, out):
     move: the same board with that piece put back; returns how many were written to
     ``out``.
 
-    These are the quiet un-moves of :func:`tablebase.rules.movegen.quiet_unmoves` without
+    These are the quiet un-moves of :func:`tablebase.rules.unmoves.quiet_unmoves` without
     the un-promotions (whose predecessors have one man more, in another slice), enumerated
     square by square straight into indices instead of into a buffer of boards. The board's
     own index, in its parts ``parts`` = ``(head, r_wk, r_bk)`` (:func:`index_parts`), comes
@@ -424,7 +429,7 @@ def predecessor_indices(rules, shape, board, parts, who, moff, out):
     width = rules.width
     flying = rules.flying
     wm, wk, bm, bk = np.uint64(wm), np.uint64(wk), np.uint64(bm), np.uint64(bk)
-    full = (mg.ONE << np.uint64(nsq)) - mg.ONE
+    full = (ONE << np.uint64(nsq)) - ONE
     empty = full & ~(wm | wk | bm | bk)
     nwm, nwk, nbm, nbk = counts[0], counts[1], counts[2], counts[3]
     group = wk if white else bk
@@ -437,22 +442,22 @@ def predecessor_indices(rules, shape, board, parts, who, moff, out):
         r_group = r_wk if white else r_bk
         while kings:
             to = lowest_square(kings)
-            tb = mg.ONE << np.uint64(to)
-            kings &= kings - mg.ONE
+            tb = ONE << np.uint64(to)
+            kings &= kings - ONE
             rest = group ^ tb
-            i = popcount(rest & (tb - mg.ONE)) + 1  # its place among its group, from 1
-            r_rest = r_group - binom[to - popcount(occ & (tb - mg.ONE)), i]
-            came = mg.king_reach(width, flying, to, empty)
+            i = popcount(rest & (tb - ONE)) + 1  # its place among its group, from 1
+            r_rest = r_group - binom[to - popcount(occ & (tb - ONE)), i]
+            came = king_reach(width, flying, to, empty)
             while came:
                 f = lowest_square(came)
-                fb = mg.ONE << np.uint64(f)
-                came &= came - mg.ONE
+                fb = ONE << np.uint64(f)
+                came &= came - ONE
                 lo_b, hi_b = min(tb, fb), max(tb, fb)
-                between = (hi_b - mg.ONE) & ~((lo_b << mg.ONE) - mg.ONE)
+                between = (hi_b - ONE) & ~((lo_b << ONE) - ONE)
                 if rest & between:
                     r_new = rank_among_free(rest | fb, occ, binom)
                 else:
-                    r_new = r_rest + binom[f - popcount(occ & (fb - mg.ONE)), i]
+                    r_new = r_rest + binom[f - popcount(occ & (fb - ONE)), i]
                 if white:
                     r_b = r_bk
                     if bk & between:
@@ -467,11 +472,11 @@ def predecessor_indices(rules, shape, board, parts, who, moff, out):
     d0 = 2 if white else 0  # white men step towards row 0, so came from directions 2, 3
     while men:  # a man came one step back
         to = lowest_square(men)
-        men &= men - mg.ONE
+        men &= men - ONE
         for d in range(d0, d0 + 2):
             f = nbr[to, d]
-            if f >= 0 and (empty >> np.uint64(f)) & mg.ONE:
-                back = (mg.ONE << np.uint64(f)) | (mg.ONE << np.uint64(to))
+            if f >= 0 and (empty >> np.uint64(f)) & ONE:
+                back = (ONE << np.uint64(f)) | (ONE << np.uint64(to))
                 pwm = wm ^ back if white else wm
                 pbm = bm if white else bm ^ back
                 out[m] = moff + index_of_counted(nsq, width, (pwm, wk, pbm, bk), counts, binom)

@@ -34,7 +34,7 @@ from tablebase.material.index import (
     unrank_colex,
 )
 from tablebase.material.slices import Slice
-from tablebase.rules import movegen as mg
+from tablebase.rules.captures import has_capture
 from tablebase.rules.variants import Variant
 from tablebase.storage.values import wdl_code
 
@@ -58,9 +58,7 @@ def _classify_range(values, codes, rules, binom, counts, lo, hi):
         if idx > lo:
             changed = cursor_next(nsq, width, counts, cur)
             cursor_boards(nsq, width, counts, cur, changed, boards, free1, free2)
-        if boards[4] == 0 or mg.has_capture(
-            rules, True, boards[0], boards[1], boards[2], boards[3]
-        ):
+        if boards[4] == 0 or has_capture(rules, True, boards[0], boards[1], boards[2], boards[3]):
             codes[idx] = DONT_CARE
         else:
             codes[idx] = wdl_code(values[idx])
@@ -113,7 +111,7 @@ def _fill_range(values, codes, rules, binom, counts, lo, hi):
         wm, wk, bm, bk, ok = position_from_index(
             i, nsq, width, counts[0], counts[1], counts[2], counts[3], binom
         )
-        if ok and not mg.has_capture(rules, True, wm, wk, bm, bk):
+        if ok and not has_capture(rules, True, wm, wk, bm, bk):
             prev = c
             codes[i] = c
         else:
@@ -333,7 +331,7 @@ def capture_entries(lo, hi, nsq, width, counts, rules, nsub=16):
             if i > a:
                 changed = cursor_next(nsq, width, counts, cur)
                 cursor_boards(nsq, width, counts, cur, changed, boards, free1, free2)
-            if boards[4] != 0 and mg.has_capture(
+            if boards[4] != 0 and has_capture(
                 rules, True, boards[0], boards[1], boards[2], boards[3]
             ):
                 idx[m] = i

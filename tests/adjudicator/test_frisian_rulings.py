@@ -177,11 +177,11 @@ def test_king_against_king_rule_agrees_with_a_built_table(tmp_path):
 
     import tablebase
     from tablebase.build.task import run_pair_task
-    from tablebase.rules import movegen as mg
     from tablebase.rules.drawrules import capture_forced
+    from tablebase.rules.movebuffer import new_move_buffer, new_workspace
 
     run_pair_task("frisian", ("0101",), str(tmp_path), threads=1)
-    buf, ws = mg.new_move_buffer(), mg.new_workspace()
+    buf, ws = new_move_buffer(), new_workspace()
     forced = longest = 0
     with tablebase.open(tmp_path) as tb:
         for side in "WB":

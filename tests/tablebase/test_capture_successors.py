@@ -1,4 +1,4 @@
-"""The solver's capture successors (:func:`movegen.capture_successors`): the positions after
+"""The solver's capture successors (:func:`captures.capture_successors`): the positions after
 every legal capture, each once, against the reference move lists of
 ``tests/data/reference/movegen_cases.jsonl`` (International, English) and against the move
 generator followed by ``play_row`` on random placements of every variant."""
@@ -9,7 +9,10 @@ import numpy as np
 import pytest
 from placements import random_placements
 
-from tablebase.rules import movegen as mg
+from tablebase.rules.captures import capture_successors, has_capture
+from tablebase.rules.makemove import play_row
+from tablebase.rules.movebuffer import new_move_buffer, new_successor_buffer, new_workspace
+from tablebase.rules.movegen import generate_moves
 from tablebase.rules.position import Position
 from tablebase.rules.variants import VARIANTS, get_variant
 
@@ -24,9 +27,9 @@ def side_boards(pos: Position) -> tuple[bool, int, int, int, int]:
 def successors(pos: Position) -> list[tuple[int, int, int, int]]:
     v = pos.variant
     white, om, ok, pm, pk = side_boards(pos)
-    out = mg.new_successor_buffer()
-    ws = mg.new_workspace()
-    n = mg.capture_successors(
+    out = new_successor_buffer()
+    ws = new_workspace()
+    n = capture_successors(
         v.rules, white, np.uint64(om), np.uint64(ok), np.uint64(pm),
         np.uint64(pk), out, ws,
     )  # fmt: skip
@@ -37,14 +40,14 @@ def generated(pos: Position) -> set[tuple[int, int, int, int]]:
     """The positions after the generator's captures (empty without a capture)."""
     v = pos.variant
     white, om, ok, pm, pk = side_boards(pos)
-    if not mg.has_capture(v.rules, white, *map(np.uint64, (om, ok, pm, pk))):
+    if not has_capture(v.rules, white, *map(np.uint64, (om, ok, pm, pk))):
         return set()
-    moves = mg.new_move_buffer()
-    ws = mg.new_workspace()
+    moves = new_move_buffer()
+    ws = new_workspace()
     args = map(np.uint64, (om, ok, pm, pk))
-    n = mg.generate_moves(v.rules, white, *args, moves, ws)
+    n = generate_moves(v.rules, white, *args, moves, ws)
     return {
-        tuple(int(x) for x in mg.play_row(*map(np.uint64, (om, ok, pm, pk)), moves, i))
+        tuple(int(x) for x in play_row(*map(np.uint64, (om, ok, pm, pk)), moves, i))
         for i in range(n)
     }
 

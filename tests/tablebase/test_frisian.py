@@ -33,7 +33,8 @@ from hypothesis import strategies as st
 
 from tablebase.cli import main
 from tablebase.rules import FenError, Position, legal_moves, perft, play, quiet_unmoves
-from tablebase.rules import movegen as mg
+from tablebase.rules.captures import capture_key, has_capture
+from tablebase.rules.kingruns import king_barred, king_run_after, king_run_kept
 from tablebase.rules.notation import move_text, parse_move
 from tablebase.rules.position import NO_RUNS, squares_of
 from tablebase.rules.variants import (
@@ -124,7 +125,7 @@ def test_has_capture_sees_straight_captures():
     v = FRISIAN
     for fen, expected in (("W:W23:B24", True), ("W:WK46:B26", True), ("W:W23:B25", False)):
         own_m, own_k, opp_m, opp_k = pos(fen).side_boards
-        got = mg.has_capture(v.rules, True, own_m, own_k, opp_m, opp_k)
+        got = has_capture(v.rules, True, own_m, own_k, opp_m, opp_k)
         assert bool(got) == expected, fen
     # the same position under International has no capture (only a row neighbour)
     p = Position.from_fen("W:W23:B24", INTERNATIONAL)
@@ -135,7 +136,7 @@ def test_has_capture_sees_straight_captures():
 
 
 def capture_value(men: int, kings: int, with_king: bool = False) -> int:
-    return int(mg.capture_key(FRISIAN.rules, with_king, men + kings, kings))
+    return int(capture_key(FRISIAN.rules, with_king, men + kings, kings))
 
 
 def test_capture_key_orders_kings_just_under_two_men():
@@ -146,7 +147,7 @@ def test_capture_key_orders_kings_just_under_two_men():
     assert capture_value(1, 0) < capture_value(1, 0, True) < capture_value(0, 1)
     assert capture_value(3, 0, True) < capture_value(0, 2)  # precedence never beats value
     # other variants: the number of pieces taken
-    assert mg.capture_key(INTERNATIONAL.rules, True, 3, 2) == 3
+    assert capture_key(INTERNATIONAL.rules, True, 3, 2) == 3
 
 
 def test_a_king_outweighs_a_man_where_the_count_ties():
@@ -273,7 +274,7 @@ def test_no_limit_without_men():
     assert 45 in {m.frm for m in legal_moves(p)}
     assert p.with_runs(((45, 3), (0, 0))).king_runs[0] == (0, 0)
     v = FRISIAN
-    assert mg.king_barred(v.rules, np.uint64(0), np.uint64(1 << 44), 44, 3) == 0
+    assert king_barred(v.rules, np.uint64(0), np.uint64(1 << 44), 44, 3) == 0
 
 
 def test_the_run_ends_with_its_king_or_the_last_man():
@@ -307,16 +308,16 @@ def test_constructor_checks_and_normalises_runs():
 def test_compiled_run_helpers():
     r = FRISIAN.rules
     men, king45 = np.uint64(1 << 30), np.uint64(1 << 44)
-    assert mg.king_barred(r, men, king45, 44, 3) == king45
-    assert mg.king_barred(r, men, king45, 44, 2) == 0
-    assert mg.king_barred(r, np.uint64(0), king45, 44, 3) == 0
-    assert mg.king_barred(INTERNATIONAL.rules, men, king45, 44, 3) == 0
-    assert tuple(mg.king_run_after(r, men, king45, 44, 2, 44, 39, False)) == (39, 3)
-    assert tuple(mg.king_run_after(r, men, king45, -1, 0, 44, 39, False)) == (39, 1)
-    assert tuple(mg.king_run_after(r, men, king45, 44, 2, 44, 33, True)) == (-1, 0)
-    assert tuple(mg.king_run_after(r, men, king45, 44, 2, 30, 25, False)) == (-1, 0)
-    assert tuple(mg.king_run_kept(r, men, king45, 44, 2)) == (44, 2)
-    assert tuple(mg.king_run_kept(r, men, np.uint64(0), 44, 2)) == (-1, 0)
+    assert king_barred(r, men, king45, 44, 3) == king45
+    assert king_barred(r, men, king45, 44, 2) == 0
+    assert king_barred(r, np.uint64(0), king45, 44, 3) == 0
+    assert king_barred(INTERNATIONAL.rules, men, king45, 44, 3) == 0
+    assert tuple(king_run_after(r, men, king45, 44, 2, 44, 39, False)) == (39, 3)
+    assert tuple(king_run_after(r, men, king45, -1, 0, 44, 39, False)) == (39, 1)
+    assert tuple(king_run_after(r, men, king45, 44, 2, 44, 33, True)) == (-1, 0)
+    assert tuple(king_run_after(r, men, king45, 44, 2, 30, 25, False)) == (-1, 0)
+    assert tuple(king_run_kept(r, men, king45, 44, 2)) == (44, 2)
+    assert tuple(king_run_kept(r, men, np.uint64(0), 44, 2)) == (-1, 0)
 
 
 # --- FEN -------------------------------------------------------------------------------------

@@ -7,7 +7,27 @@ import numpy as np
 import pytest
 
 from tablebase.rules import has_capture, legal_moves, perft, play
-from tablebase.rules import movegen as mg
+from tablebase.rules.captures import CROWN_CONTINUES, CROWN_PASSES, CROWN_STOPS
+from tablebase.rules.geometry import bit, promotion_row
+from tablebase.rules.makemove import make_move, play_row
+from tablebase.rules.movebuffer import (
+    F_FROM,
+    F_NCAP,
+    F_PATH,
+    F_PLEN,
+    F_TO,
+    find_move,
+    move_capture_count,
+    move_captured,
+    move_crowns,
+    move_from,
+    move_path_length,
+    move_path_square,
+    move_to,
+    new_move_buffer,
+    new_workspace,
+)
+from tablebase.rules.movegen import generate_moves
 from tablebase.rules.position import Position
 from tablebase.rules.variants import ENGLISH, INTERNATIONAL, get_variant
 
@@ -192,18 +212,18 @@ def test_english_capture_is_compulsory():
 
 
 def test_bit_and_promotion_rows():
-    assert int(mg.bit(0)) == 1
-    assert int(mg.bit(49)) == 1 << 49
+    assert int(bit(0)) == 1
+    assert int(bit(49)) == 1 << 49
     for v in (INTERNATIONAL, ENGLISH):
-        assert int(mg.promotion_row(v.rules, True)) == v.white_promotion_row
-        assert int(mg.promotion_row(v.rules, False)) == v.black_promotion_row
+        assert int(promotion_row(v.rules, True)) == v.white_promotion_row
+        assert int(promotion_row(v.rules, False)) == v.black_promotion_row
 
 
 def test_make_move_returns_the_opponents_point_of_view_and_crowns():
     v = INTERNATIONAL
     pos = Position.from_fen("W:W6,28:B23,40", v)
     own_m, own_k, opp_m, opp_k = pos.side_boards
-    a, b, c, d = mg.make_move(
+    a, b, c, d = make_move(
         v.rules, True, (own_m, own_k, opp_m, opp_k), np.uint64(5), np.uint64(0), np.uint64(0)
     )
     nxt = Position.from_side_boards(a, b, c, d, False, v)
@@ -213,14 +233,14 @@ def test_make_move_returns_the_opponents_point_of_view_and_crowns():
 def test_generate_moves_writes_paths_and_counts():
     v = INTERNATIONAL
     pos = Position.from_fen("W:WK38:B7,8,27,33", v)
-    buf, ws = mg.new_move_buffer(), mg.new_workspace()
-    n = mg.generate_moves(v.rules, True, *pos.side_boards, buf, ws)
+    buf, ws = new_move_buffer(), new_workspace()
+    n = generate_moves(v.rules, True, *pos.side_boards, buf, ws)
     assert n == 6
     for row in buf[:n]:
-        assert int(row[mg.F_NCAP]) == 4
-        assert int(row[mg.F_PLEN]) == 5
-        assert int(row[mg.F_PATH]) == int(row[mg.F_FROM])
-        assert int(row[mg.F_PATH + 4]) == int(row[mg.F_TO])
+        assert int(row[F_NCAP]) == 4
+        assert int(row[F_PLEN]) == 5
+        assert int(row[F_PATH]) == int(row[F_FROM])
+        assert int(row[F_PATH + 4]) == int(row[F_TO])
 
 
 # --- reference positions --------------------------------------------------------------------
@@ -309,27 +329,25 @@ def test_compiled_accessors_from_compiled_code():
 
     @njit
     def first_capture_then_play(rules, own_m, own_k, opp_m, opp_k, moves, ws):
-        n = mg.generate_moves(rules, True, own_m, own_k, opp_m, opp_k, moves, ws)
-        i = mg.find_move(moves, n, 9, 11, True)
+        n = generate_moves(rules, True, own_m, own_k, opp_m, opp_k, moves, ws)
+        i = find_move(moves, n, 9, 11, True)
         path = 0
-        for j in range(mg.move_path_length(moves, i)):
-            path = path * 100 + mg.move_path_square(moves, i, j) + 1
-        a, b, c, d = mg.play_row(own_m, own_k, opp_m, opp_k, moves, i)
+        for j in range(move_path_length(moves, i)):
+            path = path * 100 + move_path_square(moves, i, j) + 1
+        a, b, c, d = play_row(own_m, own_k, opp_m, opp_k, moves, i)
         return (
-            mg.move_from(moves, i),
-            mg.move_to(moves, i),
-            mg.move_captured(moves, i),
-            mg.move_capture_count(moves, i),
-            mg.move_crowns(moves, i),
+            move_from(moves, i),
+            move_to(moves, i),
+            move_captured(moves, i),
+            move_capture_count(moves, i),
+            move_crowns(moves, i),
             path,
             d,
         )
 
     v = get_variant("russian")
     pos = Position.from_fen("W:W10:B7,8", v)  # d6:f8:h6, crowned on f8
-    got = first_capture_then_play(
-        v.rules, *pos.side_boards, mg.new_move_buffer(), mg.new_workspace()
-    )
+    got = first_capture_then_play(v.rules, *pos.side_boards, new_move_buffer(), new_workspace())
     frm, to, cap, ncap, crowns, path, white_kings_after = got
     assert (frm, to, int(cap), ncap, crowns, path) == (9, 11, (1 << 6) | (1 << 7), 2, True, 100312)
     assert int(white_kings_after) == 1 << 11  # a king on h6, not a man
@@ -339,14 +357,14 @@ def test_rules_record_matches_the_compiled_side():
     from tablebase.rules import variants as va
 
     assert [va.CROWNING.index(c) for c in ("passes", "stops", "continues")] == [
-        mg.CROWN_PASSES,
-        mg.CROWN_STOPS,
-        mg.CROWN_CONTINUES,
+        CROWN_PASSES,
+        CROWN_STOPS,
+        CROWN_CONTINUES,
     ]
     assert [get_variant(n).rules.crowning for n in ("international", "english", "russian")] == [
-        mg.CROWN_PASSES,
-        mg.CROWN_STOPS,
-        mg.CROWN_CONTINUES,
+        CROWN_PASSES,
+        CROWN_STOPS,
+        CROWN_CONTINUES,
     ]
     r = get_variant("english").rules
     assert (r.nsq, r.width, r.flying, r.men_back, r.majority) == (32, 4, False, False, False)

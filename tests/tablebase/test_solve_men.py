@@ -11,7 +11,7 @@ import pytest
 from tablebase.build import task as generator
 from tablebase.material.index import BINOM, men_rank
 from tablebase.material.slices import build_pairs, parse_slice
-from tablebase.rules import movegen as mg
+from tablebase.rules.geometry import promotion_row
 from tablebase.rules.variants import BRAZILIAN, ENGLISH, INTERNATIONAL, RUSSIAN, Variant
 from tablebase.solve import men as solve_men
 from tests.conftest import session_database
@@ -112,7 +112,7 @@ def test_every_mans_step_leads_to_a_configuration_solved_before(variant, name) -
         if wm & bm:
             continue
         for white, movers in ((True, wm), (False, bm)):
-            promo = mg.promotion_row(variant.rules, white)
+            promo = promotion_row(variant.rules, white)
             for sq in _squares(movers):
                 for d in (0, 1) if white else (2, 3):
                     t = int(variant.neighbours[sq, d])

@@ -14,8 +14,12 @@ from tablebase.material.index import (
     position_index,
 )
 from tablebase.material.slices import Slice, parse_slice
-from tablebase.rules import movegen as mg
 from tablebase.rules import quiet_unmoves
+from tablebase.rules.captures import has_capture
+from tablebase.rules.geometry import promotion_row
+from tablebase.rules.makemove import play_row
+from tablebase.rules.movebuffer import F_FROM, F_TO, new_move_buffer, new_workspace
+from tablebase.rules.movegen import generate_moves
 from tablebase.rules.position import Position
 from tablebase.rules.variants import ENGLISH, INTERNATIONAL
 from tablebase.solve import whole as solve
@@ -156,21 +160,20 @@ def test_quiet_move_count_is_the_engines_move_list(variant, name) -> None:
     """Without a capture, the bitboard count of quiet moves inside the pair plus the
     promotions equals the engine's legal move list."""
     s = parse_slice(name)
-    moves = mg.new_move_buffer()
-    ws = mg.new_workspace()
-    promo = mg.promotion_row(variant.rules, True)
+    moves = new_move_buffer()
+    ws = new_workspace()
+    promo = promotion_row(variant.rules, True)
     offsets = np.full(4096, 0, dtype=np.int64)  # every slice at place 0 of the flat tables
     quiet = 0
     for wm, wk, bm, bk in _random_positions(variant, s, 400, seed=5):
-        if mg.has_capture(variant.rules, True, wm, wk, bm, bk):
+        if has_capture(variant.rules, True, wm, wk, bm, bk):
             continue
         quiet += 1
-        n = mg.generate_moves(variant.rules, True, wm, wk, bm, bk, moves, ws)
+        n = generate_moves(variant.rules, True, wm, wk, bm, bk, moves, ws)
         promoting = [
             i
             for i in range(n)
-            if (int(wm) >> int(moves[i, mg.F_FROM])) & 1
-            and (int(promo) >> int(moves[i, mg.F_TO])) & 1
+            if (int(wm) >> int(moves[i, F_FROM])) & 1 and (int(promo) >> int(moves[i, F_TO])) & 1
         ]
         where = np.zeros(solve.PENDING_PLACES, dtype=np.int64)
         inside, m = solve.quiet_exits(offsets, variant.rules, BINOM, (wm, wk, bm, bk), where, 3)
@@ -182,7 +185,7 @@ def test_quiet_move_count_is_the_engines_move_list(variant, name) -> None:
                 variant.squares,
                 variant.per_row,
                 BINOM,
-                *map(np.uint64, mg.play_row(wm, wk, bm, bk, moves, i)),
+                *map(np.uint64, play_row(wm, wk, bm, bk, moves, i)),
             )  # fmt: skip
             for i in promoting
         ]

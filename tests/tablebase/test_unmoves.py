@@ -6,8 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tablebase.rules import legal_moves, play, quiet_unmoves
-from tablebase.rules import movegen as mg
+from tablebase.rules import legal_moves, play, quiet_unmoves, unmoves
 from tablebase.rules.position import Position
 from tablebase.rules.variants import BRAZILIAN, ENGLISH, INTERNATIONAL, RUSSIAN
 
@@ -84,7 +83,7 @@ def test_compiled_unmoves_buffer_rows():
     v = INTERNATIONAL
     pos = Position.from_fen("B:WK3:BK50", v)
     out = np.zeros((256, 7), dtype=np.uint64)
-    n = mg.quiet_unmoves(v.rules, False, *pos.side_boards, out, True)
+    n = unmoves.quiet_unmoves(v.rules, False, *pos.side_boards, out, True)
     rows = {(int(r[4]) + 1, int(r[5]) + 1, int(r[6])) for r in out[:n]}
     assert (8, 3, 1) in rows and (8, 3, 0) in rows and (14, 3, 0) in rows
     assert (14, 3, 1) not in rows
