@@ -11,7 +11,10 @@ values (0 mostly, then counts well under way and nearly run out, so that the cou
 values go through the search), and compares the status and the decoded JSON of the two
 answers: the position's value, its value under the count, and every move with its
 values, distance and FEN, in order. Prints the number of differences and the first few;
-exits 1 if any (2 if a service cannot be reached). Loopback addresses only.
+exits 1 if any, 2 if a request went unanswered (a service down, or past ``TIMEOUT``).
+Loopback addresses only. Run both services with the same ``ADJUDICATOR_REQUEST_MS``, and
+one large enough that no count search stops on it: an answer cut by the time budget is
+``"unknown"`` in the slower service only.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from load_service import loopback, positions  # noqa: E402
 
 ELAPSED = (0, 0, 0, 0, 4, 10, 20, 26, 30, 40, 45)  # plies under the count (5-move: 10)
+TIMEOUT = 600.0  # seconds for one answer (a service's count search may be slow)
 
 
 class Client:
@@ -45,7 +49,7 @@ class Client:
     def get(self, path: str) -> tuple[int, object]:
         for attempt in (1, 2):
             if self.conn is None:
-                self.conn = http.client.HTTPConnection(self.host, self.port, timeout=60)
+                self.conn = http.client.HTTPConnection(self.host, self.port, timeout=TIMEOUT)
             try:
                 self.conn.request("GET", path)
                 r = self.conn.getresponse()
@@ -60,10 +64,16 @@ class Client:
 
 
 def compare(
-    url: str, peer: str, requests: list[str], clients: int, statuses: dict[int, int]
+    url: str,
+    peer: str,
+    requests: list[str],
+    clients: int,
+    statuses: dict[int, int],
+    failed: list[tuple[str, str]],
 ) -> list[tuple]:
     """The requests whose answers differ: (path, (status, body) here, (status, body) there);
-    ``statuses`` counts the statuses of ``url``'s answers."""
+    ``statuses`` counts the statuses of ``url``'s answers, ``failed`` gets the requests a
+    service did not answer (path, error)."""
     diffs: list[tuple] = []
     lock = threading.Lock()
     todo = iter(requests)
@@ -75,7 +85,12 @@ def compare(
                 path = next(todo, None)
             if path is None:
                 return
-            mine, theirs = a.get(path), b.get(path)
+            try:
+                mine, theirs = a.get(path), b.get(path)
+            except (OSError, http.client.HTTPException) as error:
+                with lock:
+                    failed.append((path, str(error) or type(error).__name__))
+                continue
             with lock:
                 statuses[mine[0]] = statuses.get(mine[0], 0) + 1
                 if mine != theirs:
@@ -108,20 +123,20 @@ def main() -> None:
     ]
     t0 = time.monotonic()
     statuses: dict[int, int] = {}
-    try:
-        diffs = compare(args.url, args.peer, requests, args.clients, statuses)
-    except (OSError, http.client.HTTPException) as error:
-        print(f"error: a service cannot be reached: {error}", file=sys.stderr)
-        sys.exit(2)
+    failed: list[tuple[str, str]] = []
+    diffs = compare(args.url, args.peer, requests, args.clients, statuses, failed)
     wall = time.monotonic() - t0
     answered = " ".join(f"{k}:{v}" for k, v in sorted(statuses.items()))
     print(
         f"{len(requests)} positions of 2-{args.pieces} pieces ({args.variant}), "
-        f"{wall:.0f} s, statuses [{answered}]: {len(diffs)} differences"
+        f"{wall:.0f} s, statuses [{answered}]: {len(diffs)} differences, "
+        f"{len(failed)} not answered"
     )
+    for path, error in failed[: args.show]:
+        print(f"  not answered: {path}: {error}")
     for path, mine, theirs in diffs[: args.show]:
         print(f"  {path}\n    url:  {json.dumps(mine)[:400]}\n    peer: {json.dumps(theirs)[:400]}")
-    sys.exit(1 if diffs else 0)
+    sys.exit(1 if diffs else 2 if failed else 0)
 
 
 if __name__ == "__main__":

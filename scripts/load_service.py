@@ -53,6 +53,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.request
@@ -274,6 +275,7 @@ def start_server(
     """Start ``adjudicator serve`` (run by ``python``, default this interpreter) and wait
     until it answers ``/health`` and its processes are quiet (its workers warmed up)."""
     port = free_port()
+    db = os.path.abspath(db)
     cmd = [python or sys.executable, "-m", "adjudicator.cli", "serve", "--db", db]
     cmd += ["--port", str(port), "--host", "127.0.0.1", "--log-level", "warning"]
     if cache is not None:
@@ -281,7 +283,9 @@ def start_server(
     env = dict(os.environ)
     if workers is not None:
         env["ADJUDICATOR_WORKERS"] = str(workers)
-    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, env=env)
+    # started outside any checkout: ``-m`` imports from the working folder first, and the
+    # interpreter's own installation is the code meant
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, env=env, cwd=tempfile.gettempdir())
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
