@@ -295,9 +295,24 @@ def _cut(text: str | None, width: int) -> str:
     "--cache",
     metavar="SIZE",
     default=None,
-    help=CACHE_HELP + " Overrides ADJUDICATOR_CACHE_BYTES.",
+    help=CACHE_HELP + " Overrides ADJUDICATOR_CACHE_BYTES. With several workers, each takes "
+    "its share.",
 )
-def serve(db: str | None, host: str, port: int, log_level: str, cache: str | None) -> None:
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 256),
+    default=None,
+    help="Worker processes answering requests, each with its share of --cache "
+    "[default: one per core; overrides ADJUDICATOR_WORKERS].",
+)
+def serve(
+    db: str | None,
+    host: str,
+    port: int,
+    log_level: str,
+    cache: str | None,
+    workers: int | None,
+) -> None:
     """Serve the HTTP API (/adjudicate, /probe, /health, /docs) and the endgame explorer (/)."""
     # Imported here: the service (FastAPI, pydantic, uvicorn) would double the start-up of
     # every other command (import adjudicator.service.server after adjudicator.cli: 2.2 s
@@ -314,6 +329,8 @@ def serve(db: str | None, host: str, port: int, log_level: str, cache: str | Non
                 settings = replace(settings, cache_bytes=cache_bytes(cache))
             except ValueError as error:
                 raise ValueError(f"--cache: {error}") from None
+        if workers is not None:
+            settings = replace(settings, workers=workers)
         run_service(db, host=host, port=port, log_level=log_level, settings=settings)
     except ValueError as error:
         click.echo(f"error: {error}", err=True)

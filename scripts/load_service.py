@@ -3,6 +3,7 @@
     python scripts/load_service.py --db data [--clients 50] [--duration 30] [--mix probe,mixed]
         [--cache 1G] [--pieces 5] [--positions 20000]
     python scripts/load_service.py --url http://127.0.0.1:8000 ...
+    python scripts/load_service.py --db DIR --baseline-python /path/to/other/.venv/bin/python
 
 With ``--db`` the script starts ``adjudicator serve`` on a free loopback port (access log off)
 and stops it at the end; with ``--url`` it uses a running service, which must be on a loopback
@@ -23,10 +24,21 @@ probes: it prints the probes' line and the rulings' line (probes have their own 
 must stay fast). The clients are a small asyncio HTTP/1.1 client (no dependency) so that
 they take little of the CPU the server needs.
 
-Memory: with ``--db`` the service's resident memory is sampled five times a second; each
-case's line is followed by its peak, beside the resident memory once the service had
-started and answered the warm-up (its fixed overhead: interpreter, libraries, compiled
-code, open files) and the block cache's budget (``--cache``, passed to ``serve``).
+Memory: with ``--db`` the service's memory is sampled five times a second, summed over
+its process and every process it started (its workers): each case's line is followed by
+the peak of the proportional set size (PSS: a page shared by several processes counted
+once in all) and of the resident size summed over the processes (RSS, a page shared
+counted in each), beside the PSS once the service had started and answered the warm-up
+(its fixed overhead: interpreters, libraries, compiled code, open files) and the memory
+budget (``--cache``, passed to ``serve``).
+
+Workers and A/B: ``--workers N`` starts the service with ``ADJUDICATOR_WORKERS=N`` (a
+service without workers ignores it). ``--baseline-python PATH`` runs every case first
+against a service started by that interpreter (another checkout's virtual environment:
+that checkout's code, e.g. today's ``main``), then against this checkout's, one after the
+other on the same machine, and ends with each case's ratio of requests per second. A
+service is used once it answers ``/health`` and its processes have gone quiet (its
+workers warmed up).
 """
 
 from __future__ import annotations
@@ -41,6 +53,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.request
@@ -253,25 +266,83 @@ def free_port() -> int:
 
 
 def start_server(
-    db: str, timeout: float = 300.0, cache: str | None = None
+    db: str,
+    timeout: float = 300.0,
+    cache: str | None = None,
+    python: str | None = None,
+    workers: int | None = None,
 ) -> tuple[subprocess.Popen, str, int]:
+    """Start ``adjudicator serve`` (run by ``python``, default this interpreter) and wait
+    until it answers ``/health`` and its processes are quiet (its workers warmed up)."""
     port = free_port()
-    cmd = [sys.executable, "-m", "adjudicator.cli", "serve", "--db", db, "--port", str(port)]
-    cmd += ["--host", "127.0.0.1", "--log-level", "warning"]
+    db = os.path.abspath(db)
+    cmd = [python or sys.executable, "-m", "adjudicator.cli", "serve", "--db", db]
+    cmd += ["--port", str(port), "--host", "127.0.0.1", "--log-level", "warning"]
     if cache is not None:
         cmd += ["--cache", cache]
-    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL)
+    env = dict(os.environ)
+    if workers is not None:
+        env["ADJUDICATOR_WORKERS"] = str(workers)
+    # started outside any checkout: ``-m`` imports from the working folder first, and the
+    # interpreter's own installation is the code meant
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, env=env, cwd=tempfile.gettempdir())
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             sys.exit(f"the service exited with status {proc.returncode}")
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2):
+                wait_quiet(proc.pid, deadline)
                 return proc, "127.0.0.1", port
         except OSError:
             time.sleep(0.25)
     proc.send_signal(signal.SIGINT)
     sys.exit("the service did not start")
+
+
+def tree(pid: int) -> list[int]:
+    """``pid`` and every process descending from it."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rpartition(")")[2].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(children.get(p, ()))
+    return out
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User and system CPU time of the processes ``pids`` (those still running)."""
+    total = 0
+    for p in pids:
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                parts = f.read().rpartition(")")[2].split()
+            total += int(parts[11]) + int(parts[12])
+        except (OSError, ValueError, IndexError):
+            continue
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def wait_quiet(pid: int, deadline: float, quiet: float = 0.1) -> None:
+    """Wait until the service's processes use less than ``quiet`` of a core over a second
+    (its workers have started and warmed up), or until ``deadline``."""
+    before = cpu_seconds(tree(pid))
+    while time.monotonic() < deadline:
+        time.sleep(1.0)
+        now = cpu_seconds(tree(pid))
+        if now - before < quiet:
+            return
+        before = now
 
 
 async def run_both(host, port, probes, heavy, args, duration, max_requests):
@@ -283,30 +354,44 @@ async def run_both(host, port, probes, heavy, args, duration, max_requests):
 
 
 class Resident:
-    """The resident memory of a process, sampled five times a second in a thread."""
+    """The memory of a process and of the processes it started (its workers), summed, as
+    proportional (PSS) and resident (RSS) sizes: sampled five times a second in a thread."""
 
     def __init__(self, pid: int) -> None:
         self.pid = pid
-        self.peak = 0
+        self.peak = 0  # PSS
+        self.peak_rss = 0
+        self.processes = 1
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
 
-    def now(self) -> int:
-        with open(f"/proc/{self.pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-        return 0
+    def now(self) -> tuple[int, int]:
+        """(PSS, RSS) in bytes, summed over the service's processes."""
+        pss = rss = 0
+        pids = tree(self.pid)
+        self.processes = max(self.processes, len(pids))
+        for p in pids:
+            try:
+                with open(f"/proc/{p}/smaps_rollup") as f:
+                    for line in f:
+                        if line.startswith("Rss:"):
+                            rss += int(line.split()[1]) * 1024
+                        elif line.startswith("Pss:"):
+                            pss += int(line.split()[1]) * 1024
+            except OSError:
+                continue
+        return pss, rss
 
     def _watch(self) -> None:
         while not self._stop.wait(0.2):
-            try:
-                self.peak = max(self.peak, self.now())
-            except OSError:
+            pss, rss = self.now()
+            if not rss:
                 return
+            self.peak = max(self.peak, pss)
+            self.peak_rss = max(self.peak_rss, rss)
 
     def __enter__(self) -> Resident:
-        self.peak = self.now()
+        self.peak, self.peak_rss = self.now()
         self._thread.start()
         return self
 
@@ -315,17 +400,19 @@ class Resident:
         self._thread.join()
 
 
-def report_memory(start: int, peak: int, cache: str | None) -> None:
+def report_memory(start: int, memory: Resident, cache: str | None) -> None:
     mib = 2**20
     budget = f"cache budget {cache}" if cache else "default cache"
+    peak = memory.peak
     print(
-        f"{'':8s} service memory: {start / mib:,.0f} MiB after start and warm-up, "
-        f"peak {peak / mib:,.0f} MiB ({(peak - start) / mib:+,.0f} MiB; {budget})",
+        f"{'':8s} service memory ({memory.processes} processes): PSS {start / mib:,.0f} MiB "
+        f"after start and warm-up, peak {peak / mib:,.0f} MiB ({(peak - start) / mib:+,.0f} "
+        f"MiB; {budget}); RSS summed over the processes, peak {memory.peak_rss / mib:,.0f} MiB",
         flush=True,
     )
 
 
-def report(case: str, stats: Stats, wall: float) -> None:
+def report(case: str, stats: Stats, wall: float) -> float:
     lat = sorted(stats.latencies)
     ms = [1000 * percentile(lat, q) for q in (50, 90, 99, 100)]
     statuses = " ".join(f"{k}:{v}" for k, v in sorted(stats.by_status.items()))
@@ -335,6 +422,7 @@ def report(case: str, stats: Stats, wall: float) -> None:
         f"max {ms[3]:7.1f} ms  errors {stats.errors}  [{statuses}]",
         flush=True,
     )
+    return len(lat) / wall if wall else 0.0
 
 
 def main() -> None:
@@ -356,6 +444,12 @@ def main() -> None:
     parser.add_argument("--cache", metavar="SIZE", help="--db: the service's block cache")
     parser.add_argument("--pieces", type=int, default=3, help="probes: up to N pieces")
     parser.add_argument("--positions", type=int, default=2000, help="probes: distinct positions")
+    parser.add_argument("--workers", type=int, help="--db: the service's worker processes")
+    parser.add_argument(
+        "--baseline-python",
+        metavar="PATH",
+        help="--db: first run the cases against a service run by this interpreter (A/B)",
+    )
     args = parser.parse_args()
     if not 0 < args.duration <= MAX_DURATION or not 0 < args.clients <= MAX_CLIENTS:
         parser.error(f"--duration must be in (0, {MAX_DURATION:.0f}], --clients in [1, 1000]")
@@ -365,55 +459,83 @@ def main() -> None:
     if not 0 < args.rulers <= MAX_CLIENTS or not 0 < args.games <= 100:
         parser.error("--rulers must be in [1, 1000], --games in [1, 100]")
 
-    proc = None
-    if args.db:
-        proc, host, port = start_server(args.db, cache=args.cache)
-    else:
+    if args.url:
         parts = urlsplit(args.url)
         host, port = parts.hostname or "", parts.port or 80
         if parts.scheme != "http" or not loopback(host):
             parser.error("--url must be http:// on a loopback address (127.0.0.0/8, ::1)")
-    try:
-        print(
-            f"service http://{host}:{port}  clients {args.clients}  duration {args.duration:g} s"
-            f"  cpus {os.cpu_count()}  variant {args.variant}"
+        if args.baseline_python:
+            parser.error("--baseline-python needs --db (the services are started here)")
+        run_cases(args, cases, None, host, port)
+        return
+    runs = [("baseline", args.baseline_python), ("this", None)] if args.baseline_python else []
+    rates = {}
+    for label, python in runs or [("this", None)]:
+        if runs:
+            print(f"== {label}: {python or sys.executable}", flush=True)
+        proc, host, port = start_server(
+            args.db, cache=args.cache, python=python, workers=args.workers
         )
-        for case in cases:
-            sizes = (args.positions, args.pieces)
-            if case == "saturated":
-                probes = build_requests(
-                    "probe", args.variant, args.adjudicate_every, *sizes, db=args.db
-                )
-                heavy = [heavy_request(args.variant, args.games)]
-                both = asyncio.run(
-                    run_both(host, port, probes, heavy, args, args.duration, args.max_requests)
-                )
-                report("probes", *both[0])
-                report("rulings", *both[1])
-                continue
-            requests = build_requests(case, args.variant, args.adjudicate_every, *sizes, db=args.db)
-            if args.warmup > 0:
-                asyncio.run(run_case(host, port, requests, 4, args.warmup, 10_000))
-            if proc is None:
-                stats, wall = asyncio.run(
-                    run_case(host, port, requests, args.clients, args.duration, args.max_requests)
-                )
-                report(case, stats, wall)
-                continue
-            with Resident(proc.pid) as memory:
-                start = memory.peak
-                stats, wall = asyncio.run(
-                    run_case(host, port, requests, args.clients, args.duration, args.max_requests)
-                )
-            report(case, stats, wall)
-            report_memory(start, memory.peak, args.cache)
-    finally:
-        if proc is not None:
+        try:
+            rates[label] = run_cases(args, cases, proc, host, port)
+        finally:
             proc.send_signal(signal.SIGINT)
             try:
                 proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 proc.kill()
+    if runs:
+        for case, rate in rates["this"].items():
+            base = rates["baseline"].get(case, 0.0)
+            ratio = f"{rate / base:.2f}x" if base else "-"
+            print(f"A/B {case:8s} baseline {base:8.1f} req/s  this {rate:8.1f} req/s  {ratio}")
+
+
+def run_cases(
+    args: argparse.Namespace,
+    cases: list[str],
+    proc: subprocess.Popen | None,
+    host: str,
+    port: int,
+) -> dict[str, float]:
+    """Run the cases against the service at ``host:port`` (``proc``: started here, its
+    memory sampled); requests per second by case."""
+    rates = {}
+    print(
+        f"service http://{host}:{port}  clients {args.clients}  duration {args.duration:g} s"
+        f"  cpus {os.cpu_count()}  variant {args.variant}",
+        flush=True,
+    )
+    for case in cases:
+        sizes = (args.positions, args.pieces)
+        if case == "saturated":
+            probes = build_requests(
+                "probe", args.variant, args.adjudicate_every, *sizes, db=args.db
+            )
+            heavy = [heavy_request(args.variant, args.games)]
+            both = asyncio.run(
+                run_both(host, port, probes, heavy, args, args.duration, args.max_requests)
+            )
+            rates["probes"] = report("probes", *both[0])
+            rates["rulings"] = report("rulings", *both[1])
+            continue
+        requests = build_requests(case, args.variant, args.adjudicate_every, *sizes, db=args.db)
+        if args.warmup > 0:
+            asyncio.run(run_case(host, port, requests, 4, args.warmup, 10_000))
+        if proc is None:
+            stats, wall = asyncio.run(
+                run_case(host, port, requests, args.clients, args.duration, args.max_requests)
+            )
+            rates[case] = report(case, stats, wall)
+            continue
+        with Resident(proc.pid) as memory:
+            start = memory.peak
+            stats, wall = asyncio.run(
+                run_case(host, port, requests, args.clients, args.duration, args.max_requests)
+            )
+        rates[case] = report(case, stats, wall)
+        report_memory(start, memory, args.cache)
+    return rates
 
 
 if __name__ == "__main__":

@@ -33,8 +33,10 @@ from ``ADJUDICATOR_MAX_BODY_BYTES``, ``ADJUDICATOR_MAX_GAMES``, ``ADJUDICATOR_MA
 bounded thread pool, off the event loop.
 
 Memory: the tables are read a block at a time through one bounded cache shared by every
-variant and thread (:mod:`tablebase.probe.cache`), ``ADJUDICATOR_CACHE_BYTES`` bytes
-(``adjudicator serve --cache SIZE``; default a quarter of the machine's memory); nothing
+variant and thread (:mod:`tablebase.probe.cache`), and recent ``/probe`` answers are kept
+(:mod:`.answers`), both within ``ADJUDICATOR_CACHE_BYTES`` bytes (``adjudicator serve
+--cache SIZE``, split between the worker processes; default a quarter of the machine's
+memory): the answers take a sixteenth of it (at most 16 MiB), the blocks the rest. Nothing
 is loaded whole, so the service's memory stays within the cache plus its fixed overhead
 whatever it is asked.
 """
@@ -59,6 +61,7 @@ from starlette.responses import Response
 
 from adjudicator.databases import resolve_databases
 from adjudicator.ruling import Ruling
+from adjudicator.service.answers import AnswerCache, split_budget
 from adjudicator.service.models import (
     ADJUDICATE_BODY,
     DEFAULT_VARIANT,
@@ -71,7 +74,7 @@ from adjudicator.service.models import (
 )
 from adjudicator.service.service import ApiError, Service, validation_text
 from adjudicator.service.settings import ServiceSettings
-from tablebase.probe.cache import BlockCache
+from tablebase.probe.cache import BlockCache, cache_bytes
 from tablebase.storage.slicefile import TableFileError
 
 __all__ = ["ServiceSettings", "create_app"]
@@ -125,7 +128,8 @@ def create_app(
 ) -> FastAPI:
     """The FastAPI application serving the databases ``db`` (see the module docstring)."""
     settings = settings or ServiceSettings()
-    cache = BlockCache(settings.cache_bytes)  # the service's one budget for table blocks
+    blocks, answers = split_budget(cache_bytes(settings.cache_bytes))
+    cache = BlockCache(blocks)  # the service's one budget for table blocks ...
     app = FastAPI(
         title="Draughts adjudication service",
         version="0.1.0",
@@ -141,6 +145,7 @@ def create_app(
     # each with its block cache, alive long after it is dropped (issue 40: the service's fuzz,
     # an app per flipped file, grew to 22 GB and was killed by the system).
     app.state.service = Service(resolve_databases(db), settings, cache)
+    app.state.answers = AnswerCache(answers)  # ... and its recent /probe answers
     _install_error_handlers(app)
 
     @app.get("/health", tags=["service"])
@@ -162,14 +167,22 @@ def create_app(
             int,
             Query(ge=0, le=10_000, description="plies already played under the count in force"),
         ] = 0,
-    ) -> JSONResponse:
+    ) -> Response:
         """The position's value for the side to move (``result`` win/draw/loss, ``dtw`` plies
         to the end with best play) and every legal move with its value, best first; with
         ``result_under_count`` the value once the count in force (``count``, ``elapsed``
         plies in) is applied: a theoretical win too slow for the count is a draw."""
+        answers: AnswerCache = request.app.state.answers
+        key = (variant.value, fen, elapsed)
+        body = answers.get(key)
+        if body is not None:  # answered before: the same bytes, without a worker thread
+            return Response(body, media_type=JSONResponse.media_type)
         service = service_of(request)
         out = await service.run_probe(service.probe, variant.value, fen, elapsed)
-        return JSONResponse(out)
+        response = JSONResponse(out)
+        if final(out):
+            answers.put(key, bytes(response.body), len(fen))
+        return response
 
     @app.post(
         "/adjudicate",
@@ -223,6 +236,14 @@ def create_app(
 
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     return app
+
+
+def final(answer: dict[str, Any]) -> bool:
+    """True if a ``/probe`` answer cannot change when asked again: no value is
+    ``"unknown"`` (the count search past its budget, which a quieter moment may meet)."""
+    if answer.get("result_under_count") == "unknown":
+        return False
+    return all(row.get("result_under_count") != "unknown" for row in answer.get("moves", ()))
 
 
 def service_of(request: Request) -> Service:

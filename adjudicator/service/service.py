@@ -5,12 +5,19 @@ answered as ``{"error": ...}`` (:class:`ApiError`). The HTTP side is :mod:`.app`
 Safety: a database is named in messages by its variant, never by its server path
 (:class:`~tablebase.probe.database.Tablebase`'s ``name``); the number of games and moves
 and the search are bounded by the :class:`~.settings.ServiceSettings`.
+
+Speed (issue 54): a probe plays each move once and reads the values of every position after
+a move in one batched look-up (:meth:`~tablebase.probe.database.Tablebase.probe_many`),
+which the count-aware search starts from; the premise of the search's shortcut is read
+once per database (its slices' longest wins), not per request; the compiled probes run on
+one thread each (the service's processes and threads are its parallelism).
 """
 
 from __future__ import annotations
 
 import io
 import json
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -19,6 +26,7 @@ from typing import Any, TypeVar
 
 import anyio
 import anyio.to_thread
+import numba
 from pydantic import ValidationError
 
 from adjudicator.databases import open_each
@@ -27,11 +35,11 @@ from adjudicator.pdn import PdnGame, read_games
 from adjudicator.ruling import BadTag, Ruling, check_fen_text, not_ruled, rule_game, rule_games
 from adjudicator.service.models import GameModel, OptionsModel
 from adjudicator.service.settings import ServiceSettings
-from adjudicator.tablesearch import shortcut_for, unreadable_for
+from adjudicator.tablesearch import premise_for
 from tablebase.probe.cache import BlockCache
 from tablebase.probe.database import MissingSliceError, Tablebase, normalise
 from tablebase.rules import Move, legal_moves, play
-from tablebase.rules.countsearch import under_count
+from tablebase.rules.countsearch import Value, under_count
 from tablebase.rules.notation import move_text
 from tablebase.rules.outcome import RESULT_NAMES, move_rank, pieces
 from tablebase.rules.position import FenError, Position
@@ -40,6 +48,18 @@ from tablebase.storage.checks import damaged_slice_files
 from tablebase.storage.slicefile import TableFileError
 
 T = TypeVar("T")
+Premise = tuple[bool | frozenset[str], tuple[tuple[str, TableFileError], ...]]
+
+_threads = threading.local()  # per thread: True once its compiled probes run on one thread
+
+
+def _one_compiled_thread() -> None:
+    """Run this thread's parallel kernels (a batch's look-ups) on one thread: a probe's
+    batch is a few positions, and the service's parallelism is its threads and processes
+    (numba's count is per thread)."""
+    if not getattr(_threads, "one", False):
+        numba.set_num_threads(1)
+        _threads.one = True
 
 
 class ApiError(Exception):
@@ -84,6 +104,10 @@ class Service:
             }
             for name, tb in self.tables.items()
         }
+        #: per variant, what the count search's shortcut may trust, and the slices whose
+        #: longest win could not be read (:func:`adjudicator.tablesearch.premise_for`):
+        #: read once, on first use (the service reads its files as they were when opened)
+        self.premises: dict[str, Premise] = {}
         self.limiter: anyio.CapacityLimiter | None = None
         self.probe_limiter: anyio.CapacityLimiter | None = None
 
@@ -168,9 +192,15 @@ class Service:
             pos = Position.from_fen(fen, variant)
         except FenError as error:
             raise ApiError(400, str(error)) from None
+        _one_compiled_thread()
         tb = self.tables.get(variant.name)
         moves = legal_moves(pos)
-        rows = [self._move_row(tb, pos, m, moves) for m in moves]
+        afters = [play(pos, m) for m in moves]
+        values = self._values_after(tb, afters)
+        rows = [
+            self._move_row(pos, m, moves, a, v)
+            for m, a, v in zip(moves, afters, values, strict=True)
+        ]
         rows.sort(key=lambda row: move_rank(row["result"], row["dtw"]))
         out: dict[str, Any] = {
             "variant": variant.name,
@@ -200,14 +230,30 @@ class Service:
                 404, f"slice {error.slice} is not in the {variant.name} database", **out
             ) from None
         out.update(result=RESULT_NAMES[wdl], dtw=dtw)
-        self._under_count(tb, pos, moves, rows, elapsed, out)
+        self._under_count(tb, pos, moves, (afters, values), rows, elapsed, out)
         return out
+
+    @staticmethod
+    def _values_after(tb: Tablebase | None, afters: list[Position]) -> list[Value | None]:
+        """The table value of each position after a move, read in one batch; None where it
+        is unknown (no tables, its slice missing); the error of a damaged file raised."""
+        if tb is None:
+            return [None] * len(afters)
+        values = tb.probe_many(afters)
+        for i, v in enumerate(values):
+            if v is None:  # probed alone: its own error, as when each move was probed alone
+                try:
+                    values[i] = tb.probe(afters[i])
+                except (MissingSliceError, ValueError):
+                    pass
+        return values
 
     def _under_count(
         self,
         tb: Tablebase,
         pos: Position,
         moves: list[Move],
+        after: tuple[list[Position], list[Value | None]],
         rows: list[dict[str, Any]],
         elapsed: int,
         out: dict[str, Any],
@@ -217,6 +263,10 @@ class Service:
         tables)."""
         counter = RuleOptions().counter(pos.variant)
         try:
+            premise = self.premises.get(pos.variant.name)
+            if premise is None:
+                premise = self.premises[pos.variant.name] = premise_for(tb)
+            shortcut, unreadable = premise
             count, whole, per_move = under_count(
                 tb,
                 pos,
@@ -224,9 +274,11 @@ class Service:
                 elapsed,
                 moves,
                 nodes=self.settings.search_nodes,
-                shortcut=shortcut_for(tb),
+                shortcut=shortcut,
                 deadline=time.monotonic() + self.settings.request_ms / 1000,
-                unreadable=unreadable_for(tb),
+                unreadable=dict(unreadable),
+                afters=after[0],
+                values=after[1],
             )
         except LookupError:
             return  # a move leads outside the tables: the values stay null
@@ -236,17 +288,14 @@ class Service:
         for row in rows:
             row["result_under_count"] = by_move[(row["from"], row["to"], tuple(row["captures"]))]
 
+    @staticmethod
     def _move_row(
-        self, tb: Tablebase | None, pos: Position, move: Move, moves: list[Move]
+        pos: Position, move: Move, moves: list[Move], after: Position, value: Value | None
     ) -> dict[str, Any]:
-        after = play(pos, move)
         result = dtw = None
-        if tb is not None:
-            try:
-                wdl, d = tb.probe(after)
-                result, dtw = RESULT_NAMES[-wdl], (None if d is None else d + 1)
-            except (MissingSliceError, ValueError):
-                pass
+        if value is not None:
+            wdl, d = value
+            result, dtw = RESULT_NAMES[-wdl], (None if d is None else d + 1)
         return {
             "move": move_text(pos, move, moves),
             "from": move.frm,

@@ -22,9 +22,13 @@ class ServiceSettings:
     max_connections: int = 1000  # open connections; more are answered 503 at once
     idle_seconds: int = 5  # an idle (keep-alive) connection is closed after this
     request_seconds: int = 10  # a request's header and body must arrive within this
-    # memory for table blocks, shared by every variant's tables (None: a quarter of the
-    # machine's memory; tablebase.probe.cache)
+    # memory for table blocks and recent /probe answers, shared by every variant's tables
+    # and split between the worker processes (None: a quarter of the machine's memory;
+    # tablebase.probe.cache, adjudicator.service.answers)
     cache_bytes: int | None = None
+    # worker processes serving requests, each with its share of cache_bytes (None: one per
+    # core; adjudicator.service.server)
+    workers: int | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ServiceSettings:

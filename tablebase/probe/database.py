@@ -17,7 +17,9 @@ be called from several threads at once.
 
 A batch (``probe_batch``, ``probe_batch_wdl``) is answered through the same cache: the
 positions whose blocks are cached at once, then the missing blocks, grouped, each read once
-per batch while the batch's blocks fit in the cache.
+per batch while the batch's blocks fit in the cache. ``probe_many`` answers a list of
+positions as ``probe`` would (the moves of a position, a level of a search): each entry
+whose block is cached in one compiled read, the others in one batch.
 
 A database holding distances is probed through its ``values`` part. A WDL-only database
 (``tablebase export --wdl-only``), or any database opened with ``wdl_only=True``, is probed
@@ -33,7 +35,7 @@ the result of a position whose side to move can capture is resolved through its 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -290,6 +292,51 @@ class Tablebase:
         if not self.has_distances:
             return self.probe_wdl(pos), None
         return decode(self.probe_byte(pos))
+
+    def probe_many(self, positions: Sequence[Position]) -> list[tuple[int, int | None] | None]:
+        """:meth:`probe` of each position, or None where it cannot be answered here (its
+        slice missing, its file damaged: :meth:`probe` of that position alone raises the
+        error). Each entry whose block is cached is read in one compiled call; the others
+        are read together through :meth:`probe_batch` (their blocks grouped, each read once),
+        or, where a variant has king runs or the database no distances, one at a time."""
+        out: list[tuple[int, int | None] | None] = [None] * len(positions)
+        v = self.variant
+        rest = []
+        if self.has_distances and v.king_move_limit == 0:
+            c = self.cache
+            table = self._values.table
+            for i, p in enumerate(positions):
+                if p.variant is not v and p.variant != v:
+                    raise ValueError(f"position is {p.variant.name}, database is {v.name}")
+                key = (p.white_to_move, p.white_men, p.white_kings, p.black_men, p.black_kings)
+                status, x = probe_value(table, c.arena, c.stamps, v.squares, v.per_row, key)[2:]
+                if status == FOUND:
+                    out[i] = decode(x)
+                else:
+                    rest.append(i)
+            if len(rest) > 1:
+                try:
+                    raw = self.probe_batch(
+                        *(
+                            np.array([getattr(positions[i], b) for i in rest], dtype=np.uint64)
+                            for b in ("white_men", "white_kings", "black_men", "black_kings")
+                        ),
+                        np.array([positions[i].white_to_move for i in rest], dtype=np.bool_),
+                    )
+                except (LookupError, ValueError, TableFileError):
+                    pass  # one of them cannot be answered: each alone below
+                else:
+                    for i, b in zip(rest, raw.tolist(), strict=True):
+                        out[i] = decode(b)
+                    return out
+        else:
+            rest = list(range(len(positions)))
+        for i in rest:
+            try:
+                out[i] = self.probe(positions[i])
+            except (LookupError, ValueError, TableFileError):
+                pass
+        return out
 
     def probe_wdl(self, pos: Position | str) -> int:
         """+1 win, 0 draw, -1 loss for the side to move."""

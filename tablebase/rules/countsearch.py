@@ -30,7 +30,10 @@ The exact answer is a bounded game search over (position, count), with the table
 
 Whether the winner can force it with ``r`` plies left is monotone in ``r``, so the memo keeps,
 per position, the largest ``r`` known to fail and the smallest known to succeed. A banned
-position met by the search is a draw. A node budget (and optionally a deadline)
+position met by the search is a draw. The table values of a node's children are read
+together, one batch a node expanded (the prober's ``probe_many`` where it has one:
+:meth:`Search.prefetch`), so that a search over positions whose blocks are not cached reads
+each block once per level rather than once per position. A node budget (and optionally a deadline)
 bounds the work; past it :class:`SearchLimit` (:class:`TimeLimit`) is raised (callers answer
 "unknown", never a guess).
 
@@ -41,15 +44,17 @@ bounds the work; past it :class:`SearchLimit` (:class:`TimeLimit`) is raised (ca
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from tablebase.rules.drawrules import Count, Counter, DrawRules
-from tablebase.rules.moves import Move, legal_moves, play
+from tablebase.rules.moves import Move, MoveList, legal_moves, play
 from tablebase.rules.outcome import RESULT_NAMES
 from tablebase.rules.position import Position
 
 INFINITY = 1 << 30
+
+Value = tuple[int, int | None]  # (wdl, dtw) of a position for its side to move
 
 
 class Prober(Protocol):
@@ -87,9 +92,10 @@ def state_key(pos: Position) -> tuple:
 
 
 def lost(pos: Position) -> bool:
-    """True when the side to move has no piece or no legal move."""
+    """True when the side to move has no piece or no legal move (the moves are counted by the
+    compiled generator; none is built)."""
     own = pos.white_men | pos.white_kings if pos.white_to_move else pos.black_men | pos.black_kings
-    return not own or not legal_moves(pos)
+    return not own or len(MoveList(pos)) == 0
 
 
 def probe(tb: Prober, pos: Position) -> tuple[int, int | None]:
@@ -207,14 +213,53 @@ class Search:
         # pieces below which no banned position can be reached again
         self.fewer_than = min((_pieces(k) for k in banned), default=INFINITY)
         self.bounds: dict[tuple, tuple[int, int]] = {}  # key -> (largest failing r, smallest ok r)
-        self.values: dict[tuple, tuple[int, int | None]] = {}
+        self.values: dict[tuple, Value] = {}
+        self.ended: dict[tuple, bool] = {}  # key -> lost (no piece or no legal move)
+        many = getattr(tb, "probe_many", None)
+        self._many: Callable[[Sequence[Position]], list[Value | None]] | None = (
+            many if callable(many) else None
+        )
 
-    def value(self, pos: Position) -> tuple[int, int | None]:
+    def value(self, pos: Position) -> Value:
         key = state_key(pos)
         v = self.values.get(key)
         if v is None:
             v = self.values[key] = probe(self.tb, pos)
         return v
+
+    def is_lost(self, pos: Position) -> bool:
+        """:func:`lost`, remembered per position."""
+        key = state_key(pos)
+        v = self.ended.get(key)
+        if v is None:
+            v = self.ended[key] = lost(pos)
+        return v
+
+    def prefetch(self, positions: Iterable[Position]) -> None:
+        """Read the table values of ``positions`` not known yet in one batch, where the
+        prober has ``probe_many`` (a list of :func:`probe`'s values, None where a position
+        cannot be answered in the batch); :meth:`value` then finds them. A position left
+        unanswered, or won without a distance, is left to :meth:`value`, which probes it
+        alone and raises its error (a missing slice, a damaged file, :class:`NoDistances`)
+        if and when the search needs it."""
+        if self._many is None:
+            return
+        todo: dict[tuple, Position] = {}
+        for p in positions:
+            key = state_key(p)
+            if key not in self.values:
+                todo.setdefault(key, p)
+        if len(todo) < 2:
+            return  # one position: value() reads it as fast
+        self.seed(list(todo.values()), self._many(list(todo.values())))
+
+    def seed(self, positions: Sequence[Position], values: Sequence[Value | None]) -> None:
+        """Remember ``values[i]`` (:func:`probe`'s value, or None: unknown) as the table value
+        of ``positions[i]``; a win or loss without its distance is left out (:meth:`value`
+        probes it again and raises :class:`NoDistances`)."""
+        for p, v in zip(positions, values, strict=True):
+            if v is not None and (v[0] == 0 or v[1] is not None):
+                self.values.setdefault(state_key(p), (int(v[0]), v[1]))
 
     def forced(self, pos: Position, count: Count) -> bool:
         """For a non-terminal ``pos`` the tables do not draw and a live ``count``: True if the
@@ -259,7 +304,15 @@ class Search:
             raise SearchLimit(f"the search needed more than {self.budget} nodes")
         if self.deadline is not None and self.nodes % 32 == 0 and time.monotonic() > self.deadline:
             raise TimeLimit("the time budget ran out")
-        children = [self._child(pos, m, count, winner_moves) for m in legal_moves(pos)]
+        moves = legal_moves(pos)
+        afters = [play(pos, m) for m in moves]
+        # the children's values in one batch: those _child reads (not over, not banned)
+        self.prefetch(
+            a for a in afters if not self.is_lost(a) and position_key(a) not in self.banned
+        )
+        children = [
+            self._child(pos, m, a, count, winner_moves) for m, a in zip(moves, afters, strict=True)
+        ]
         if winner_moves:
             # Restarting moves first, then the quickest wins.
             children.sort(key=lambda c: (-c[1].remaining, c[3]))
@@ -269,11 +322,10 @@ class Search:
         return all(self._child_ok(c, False) for c in children)
 
     def _child(
-        self, pos: Position, move: Move, count: Count, winner_moves: bool
+        self, pos: Position, move: Move, after: Position, count: Count, winner_moves: bool
     ) -> tuple[Position, Count, str, int]:
-        after = play(pos, move)
         new = self.counter.after(count, pos, move, after)
-        if lost(after):
+        if self.is_lost(after):
             return after, new, "mate", 0
         if position_key(after) in self.banned:
             return after, new, "repeat", INFINITY
@@ -299,7 +351,7 @@ def _pieces(key: tuple) -> int:
 def result_under_count(search: Search, pos: Position, count: Count) -> int:
     """The value (1 win, 0 draw, -1 loss, for the side to move) of ``pos`` under ``count``;
     raises :class:`SearchLimit` past the budget and ``LookupError`` outside the tables."""
-    if lost(pos):
+    if search.is_lost(pos):
         return -1
     if count.expired:
         return 0
@@ -314,15 +366,19 @@ def move_results_under_count(
 ) -> list[int]:
     """Each move's value under the count, from the mover's side (as
     :func:`result_under_count`): the count advanced by the move, then the reply's value."""
-    out = []
-    for move in moves if moves is not None else legal_moves(pos):
-        after = play(pos, move)
-        if lost(after):
-            out.append(1)  # winning takes precedence over a count expiring on the same ply
-            continue
-        new = search.counter.after(count, pos, move, after)
-        out.append(-result_under_count(search, after, new))
-    return out
+    return [
+        move_result(search, pos, count, move, play(pos, move))
+        for move in (moves if moves is not None else legal_moves(pos))
+    ]
+
+
+def move_result(search: Search, pos: Position, count: Count, move: Move, after: Position) -> int:
+    """The value under the count of ``move`` (which takes ``pos`` to ``after``), from the
+    mover's side (see :func:`move_results_under_count`)."""
+    if search.is_lost(after):
+        return 1  # winning takes precedence over a count expiring on the same ply
+    new = search.counter.after(count, pos, move, after)
+    return -result_under_count(search, after, new)
 
 
 def under_count(
@@ -336,6 +392,8 @@ def under_count(
     shortcut: bool | frozenset[str] = True,
     deadline: float | None = None,
     unreadable: Mapping[str, Exception] | None = None,
+    afters: Sequence[Position] | None = None,
+    values: Sequence[Value | None] | None = None,
 ) -> tuple[Count, str, list[str]]:
     """The count running in ``pos`` with ``elapsed`` plies on it, and ``result_under_count``
     of the position and of each move (``"win"``, ``"draw"``, ``"loss"`` from the mover's
@@ -343,19 +401,27 @@ def under_count(
     value, shared by all the values) or without distances in the tables), the
     moves in the order given (default:
     :func:`legal_moves`). ``LookupError`` when a needed slice is not in the tables, the
-    error of a damaged slice the search needs (``unreadable``: see :class:`Search`)."""
+    error of a damaged slice the search needs (``unreadable``: see :class:`Search`).
+
+    ``afters``: the positions after the moves, if the caller has them; ``values``: their
+    table values as :func:`probe` gives them (None where unknown), if the caller has read
+    them (the values of the positions after the moves are otherwise read in one batch)."""
     count = counter.start(pos, elapsed)
     moves = legal_moves(pos) if moves is None else moves
+    afters = [play(pos, m) for m in moves] if afters is None else afters
     search = Search(tb, counter, frozenset(), nodes, shortcut, deadline, unreadable)
+    if values is not None:
+        search.seed(afters, values)
+    search.prefetch([pos, *(a for a in afters if not search.is_lost(a))])
     try:
         whole = RESULT_NAMES[result_under_count(search, pos, count)]
     except (SearchLimit, NoDistances):
         whole = "unknown"
     out = []
-    for move in moves:
+    for move, after in zip(moves, afters, strict=True):
         search.nodes = 0  # each value gets the whole budget
         try:
-            out.append(RESULT_NAMES[move_results_under_count(search, pos, count, [move])[0]])
+            out.append(RESULT_NAMES[move_result(search, pos, count, move, after)])
         except (SearchLimit, NoDistances):
             out.append("unknown")
     return count, whole, out

@@ -28,6 +28,7 @@ LIMITS = {
     "ADJUDICATOR_MAX_GAMES": "25",
     "ADJUDICATOR_MAX_PLIES": "300",
     "ADJUDICATOR_THREADS": "2",
+    "ADJUDICATOR_WORKERS": "1",  # one process: the tests count its sockets (one test: 2)
 }
 START_TIMEOUT = 300.0  # a cold numba cache compiles the move generator first
 
