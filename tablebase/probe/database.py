@@ -316,13 +316,12 @@ class Tablebase:
                     rest.append(i)
             if len(rest) > 1:
                 try:
-                    raw = self.probe_batch(
-                        *(
-                            np.array([getattr(positions[i], b) for i in rest], dtype=np.uint64)
-                            for b in ("white_men", "white_kings", "black_men", "black_kings")
-                        ),
-                        np.array([positions[i].white_to_move for i in rest], dtype=np.bool_),
+                    wm, wk, bm, bk = (
+                        np.array([getattr(positions[i], b) for i in rest], dtype=np.uint64)
+                        for b in ("white_men", "white_kings", "black_men", "black_kings")
                     )
+                    stm = np.array([positions[i].white_to_move for i in rest], dtype=np.bool_)
+                    raw = self.probe_batch(wm, wk, bm, bk, stm)
                 except (LookupError, ValueError, TableFileError):
                     pass  # one of them cannot be answered: each alone below
                 else:
