@@ -151,7 +151,10 @@ def create_app(
     @app.get("/health", tags=["service"])
     def health(request: Request) -> dict[str, Any]:
         """Status, and per variant whether tables are loaded and which slices they hold."""
-        return service_of(request).health()
+        out = service_of(request).health()
+        answers: AnswerCache = request.app.state.answers
+        out["answers"] = {"bytes": answers.capacity, "used": answers.used, "entries": len(answers)}
+        return out
 
     @app.get(
         "/probe",

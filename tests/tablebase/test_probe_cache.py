@@ -608,8 +608,13 @@ def test_cache_options_of_the_commands(db3_international, tmp_path) -> None:
             wdl, dtw = tb.probe("W:WK38:B4,18")
         assert (probe["result"], probe["dtw"]) == (RESULT_NAMES[wdl], dtw)
         health = client.get("/health").json()
-        assert health["cache"]["bytes"] == 8 * BLOCK_BYTES
-        assert 0 < health["cache"]["used"] <= 8 * BLOCK_BYTES
+        # the budget holds the blocks and the recent answers (a sixteenth: 8 KiB), the
+        # blocks rounded down to whole blocks
+        assert health["cache"]["bytes"] == 7 * BLOCK_BYTES
+        answers = health["answers"]  # the probe's answer, kept
+        assert answers["bytes"] == BLOCK_BYTES // 2 and answers["entries"] == 1
+        assert 0 < answers["used"] <= answers["bytes"]
+        assert 0 < health["cache"]["used"] <= 7 * BLOCK_BYTES
 
 
 def test_export_converts_format_4_groups(format4_international, db3_international, tmp_path):
