@@ -324,6 +324,7 @@ def band_records(caplog, want: int) -> list[logging.LogRecord]:
         time.sleep(0.1)
 
 
+@pytest.mark.slow  # over 30 s in the quick tier (issue 51): CI's slow tier runs it
 def test_cluster_solves_a_pair_out_of_core_by_band_tasks(
     cluster_address, english3_without_pair, caplog
 ) -> None:
@@ -379,6 +380,7 @@ def test_cluster_resumes_a_pair_out_of_core_from_its_band_files(
     assert not (db / outofcore.FOLDER).exists()
 
 
+@pytest.mark.slow  # over 30 s in the quick tier (issue 51): CI's slow tier runs it
 def test_cluster_solves_a_pair_whose_bands_outweigh_it_whole_with_dependencies_mapped(
     cluster_address, tmp_path_factory, tmp_path
 ) -> None:

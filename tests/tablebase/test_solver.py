@@ -193,6 +193,7 @@ def test_quiet_move_count_is_the_engines_move_list(variant, name) -> None:
     assert quiet > 0
 
 
+@pytest.mark.slow  # over 30 s in the quick tier (issue 51): CI's slow tier runs it
 def test_wide_dependencies_leave_the_pair_one_byte(db3_international) -> None:
     """Dependencies read with two-byte values (one of them needed them) do not widen the
     pair: it is solved with one byte, to the same values, at half the state's memory."""
@@ -205,6 +206,7 @@ def test_wide_dependencies_leave_the_pair_one_byte(db3_international) -> None:
     np.testing.assert_array_equal(narrow.values, again.values)
 
 
+@pytest.mark.slow  # over 30 s in the quick tier (issue 51): CI's slow tier runs it
 def test_two_byte_values_equal_one_byte_values(db3_international) -> None:
     """The wide state (two-byte values, four-byte state words) solves to the same values,
     and they are locally consistent with their successors."""
