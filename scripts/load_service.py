@@ -101,7 +101,12 @@ def positions(
     from tablebase.rules.variants import get_variant
 
     v = get_variant(variant)
-    held = None if db is None else {f.stem for f in Path(db).glob("*.h5")}
+    held = None
+    if db is not None:  # a folder of variants' folders, or the variant's own folder
+        folder = Path(db) / variant if (Path(db) / variant).is_dir() else Path(db)
+        held = {f.stem for f in folder.glob("*.h5")}
+        if not held:
+            raise SystemExit(f"{db}: no {variant} slice files")
     rng = random.Random(seed)
     out: set[str] = set()
     while len(out) < count:
