@@ -159,6 +159,7 @@ def test_slices_that_are_their_own_mirror_by_bands_equal_the_in_memory_solve(
         np.testing.assert_array_equal(mirror, white, err_msg=name)
 
 
+@pytest.mark.slow  # over 29 s in the quick tier (issue 51): CI's slow tier runs it
 def test_an_own_mirror_slice_under_a_cap_is_written_out_of_core(
     tmp_path_factory, tmp_path, monkeypatch
 ) -> None:
@@ -457,6 +458,7 @@ def _solve_band_in_process(db: str, names, band_configs: int, number: int, barri
     outofcore.solve_one(scr, p.bands[number], lambda: generator.pass_threads(1))
 
 
+@pytest.mark.slow  # over 29 s in the quick tier (issue 51): CI's slow tier runs it
 def test_two_bands_of_a_group_solved_at_once_write_the_values_of_the_sequential_solve(
     tmp_path_factory, tmp_path
 ) -> None:

@@ -354,6 +354,7 @@ def test_cluster_solves_a_pair_out_of_core_by_band_tasks(
     assert [r.skipped for r in again.reports] == [True] and again.bands == []
 
 
+@pytest.mark.slow  # over 29 s in the quick tier (issue 51): CI's slow tier runs it
 def test_cluster_resumes_a_pair_out_of_core_from_its_band_files(
     cluster_address, english3_without_pair, caplog
 ) -> None:

@@ -225,6 +225,7 @@ def test_two_byte_values_equal_one_byte_values(db3_international) -> None:
     assert_locally_consistent(INTERNATIONAL, pair, wide, deps)
 
 
+@pytest.mark.slow  # over 29 s in the quick tier (issue 51): CI's slow tier runs it
 def test_distances_past_one_byte_stay_in_two_byte_state_words(
     db3_international, monkeypatch
 ) -> None:

@@ -194,6 +194,7 @@ def test_capture_into_a_missing_slice(db34, copies, tmp_path) -> None:
                 assert e.value.slice == "0101"
 
 
+@pytest.mark.slow  # over 29 s in the quick tier (issue 51): CI's slow tier runs it
 def test_export_converts_the_older_form(db34, copies, tmp_path) -> None:
     """``tablebase export`` rewrites parts of the smaller form with captures stored: from
     the values in a full database (the default of a full copy), and through the captures in
