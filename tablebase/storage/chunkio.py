@@ -252,7 +252,7 @@ def read_dataset(
     crcs = chunk_checksums(ds)
     nblocks = -(-n // chunk)
     coded = _groups_of(ds, nblocks, chunk) if groups else None
-    rows = None if coded is None else ds.parent[ds.name.rsplit("/", 1)[-1] + GROUPS_SUFFIX][...]
+    rows = None if coded is None else _group_rows(ds)[...]
 
     def decode(item: tuple[int, int, bytes]) -> None:
         at, mask, blob = item
@@ -273,9 +273,9 @@ def read_dataset(
             raise ValueError(f"chunk at {at} holds {len(raw)} bytes, not {chunk * size}")
         if crcs is not None and block_crc(raw) != crcs[at // chunk]:
             raise ValueError(f"chunk at {at} (block {at // chunk}): checksum mismatch")
-        if coded is not None and rows is not None:
+        if coded is not None and rows is not None:  # its stored bytes' CRC was checked above
             k = at // chunk
-            if not _groups_match(blob, raw, coded, rows[k], k):
+            if not _groups_match(blob, raw, coded, rows[k]):
                 raise ValueError(f"block {k} of {ds.name}: its groups do not match its chunk")
         end = min(stop, at + chunk)
         out[at - start : end - start] = np.frombuffer(raw, dtype=ds.dtype, count=end - at)
@@ -292,13 +292,15 @@ def read_dataset(
                 pass
 
 
-def _groups_match(blob: bytes, raw: bytes | None, coded: Groups, row: np.ndarray, k: int) -> bool:
-    """Whether block ``k`` of a group-coded dataset is as written: its stored bytes ``blob``
-    against their CRC-32, and its groups, decoded from where its ``row`` of
-    ``<name>_groups`` says they begin (as a probe decodes them), against ``raw``, the block
-    inflated (None if it does not inflate)."""
-    if block_crc(blob) != coded.zcrcs[k] or raw is None:
-        return False
+def _group_rows(ds: h5py.Dataset) -> h5py.Dataset:
+    """``<name>_groups`` beside the group-coded dataset ``ds``: a row per block."""
+    return ds.parent[ds.name.rsplit("/", 1)[-1] + GROUPS_SUFFIX]
+
+
+def _groups_match(blob: bytes, raw: bytes, coded: Groups, row: np.ndarray) -> bool:
+    """Whether the groups of a group-coded block whose stored bytes are ``blob`` (their
+    CRC-32 checked by the caller), decoded from where its ``row`` of ``<name>_groups`` says
+    they begin (as a probe decodes them), give ``raw``, the block inflated."""
     chunk = len(raw)
     out = np.empty(chunk, dtype=np.uint8)
     stored = np.frombuffer(blob, dtype=np.uint8)
@@ -317,7 +319,7 @@ def check_groups(ds: h5py.Dataset, threads: int) -> None:
     groups = _groups_of(ds, nblocks, ds.chunks[0])
     if groups is None:
         return
-    rows_ds = ds.parent[ds.name.rsplit("/", 1)[-1] + GROUPS_SUFFIX]
+    rows_ds = _group_rows(ds)
     chunk = ds.chunks[0]
     step = 64  # blocks a round (their stored bytes held at once)
 
@@ -329,7 +331,7 @@ def check_groups(ds: h5py.Dataset, threads: int) -> None:
             raw: bytes | None = isal_zlib.decompress(blob)
         except _ISAL_ERROR:
             raw = None  # stored bytes as written (their CRC matched) that do not inflate
-        if raw is None or len(raw) != chunk or not _groups_match(blob, raw, groups, row, k):
+        if raw is None or len(raw) != chunk or not _groups_match(blob, raw, groups, row):
             return k
         return None
 
