@@ -8,10 +8,25 @@ The rules engine's reverse step for Python callers and tests
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from tablebase.rules.captures import has_capture
 from tablebase.rules.geometry import ONE, ZERO, bit, forward, promotion_row
 from tablebase.rules.kernel import kernel
+
+
+@njit(cache=True, inline="always")
+def _put(rules, legal_only, mover_white, out, k, row):
+    """Write the predecessor ``row`` (mover's men, mover's kings, other men, other kings,
+    from, to, unpromoted) at ``out[k]``, unless ``legal_only`` and the mover had a capture
+    there (a quiet move was then illegal); returns the new count."""
+    if legal_only and has_capture(rules, mover_white, row[0], row[1], row[2], row[3]):
+        return k
+    if k >= out.shape[0]:
+        raise RuntimeError("unmove buffer overflow")
+    for i in range(7):
+        out[k, i] = row[i]
+    return k + 1
 
 
 @kernel
@@ -46,50 +61,19 @@ def quiet_unmoves(rules, white, own_m, own_k, opp_m, opp_k, out, legal_only):
                 fb = bit(f)
                 if is_king:
                     pm, pk = opp_m, (opp_k & ~tb) | fb
-                    if not legal_only or not has_capture(rules, mover_white, pm, pk, own_m, own_k):
-                        if k >= out.shape[0]:
-                            raise RuntimeError("unmove buffer overflow")
-                        out[k, 0] = pm
-                        out[k, 1] = pk
-                        out[k, 2] = own_m
-                        out[k, 3] = own_k
-                        out[k, 4] = np.uint64(f)
-                        out[k, 5] = np.uint64(to)
-                        out[k, 6] = ZERO
-                        k += 1
+                    row = (pm, pk, own_m, own_k, np.uint64(f), np.uint64(to), ZERO)
+                    k = _put(rules, legal_only, mover_white, out, k, row)
                     if back and (promo & tb) and f == nbr[to, d]:
                         pm, pk = opp_m | fb, opp_k & ~tb
-                        if not legal_only or not has_capture(
-                            rules, mover_white, pm, pk, own_m, own_k
-                        ):
-                            if k >= out.shape[0]:
-                                raise RuntimeError("unmove buffer overflow")
-                            out[k, 0] = pm
-                            out[k, 1] = pk
-                            out[k, 2] = own_m
-                            out[k, 3] = own_k
-                            out[k, 4] = np.uint64(f)
-                            out[k, 5] = np.uint64(to)
-                            out[k, 6] = ONE
-                            k += 1
+                        row = (pm, pk, own_m, own_k, np.uint64(f), np.uint64(to), ONE)
+                        k = _put(rules, legal_only, mover_white, out, k, row)
                     if not flying:
                         break
                 else:
                     if back:
                         pm, pk = (opp_m & ~tb) | fb, opp_k
-                        if not legal_only or not has_capture(
-                            rules, mover_white, pm, pk, own_m, own_k
-                        ):
-                            if k >= out.shape[0]:
-                                raise RuntimeError("unmove buffer overflow")
-                            out[k, 0] = pm
-                            out[k, 1] = pk
-                            out[k, 2] = own_m
-                            out[k, 3] = own_k
-                            out[k, 4] = np.uint64(f)
-                            out[k, 5] = np.uint64(to)
-                            out[k, 6] = ZERO
-                            k += 1
+                        row = (pm, pk, own_m, own_k, np.uint64(f), np.uint64(to), ZERO)
+                        k = _put(rules, legal_only, mover_white, out, k, row)
                     break
                 f = nbr[f, d]
     return k
