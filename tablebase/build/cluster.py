@@ -35,10 +35,11 @@ from typing import Any
 from tablebase.build import clusterbands
 from tablebase.build.faults import BuildError, describe
 from tablebase.build.schedule import PairTask, Progress, check_budget, plan_tasks
-from tablebase.build.task import PairReport, pool_threads, run_pair_task
+from tablebase.build.task import PairReport, run_pair_task
 from tablebase.build.workertask import STARTED_TOPIC, begin_task, task_threads
 from tablebase.identity import build_identity
 from tablebase.rules.variants import Variant
+from tablebase.solve.men import pool_threads
 from tablebase.storage.writer import remove_stale_temporaries
 
 log = logging.getLogger("tablebase.build.cluster")

@@ -153,7 +153,7 @@ def pair_memory(variant: Variant, pair: tuple[Slice, ...], db: Path | None = Non
     scratch = 0
     if by_men(variant, pair):
         per_thread = solve_men.scratch_bytes(variant.squares, _counts(pair[0]), BINOM)
-        scratch = per_thread * pool_threads()
+        scratch = per_thread * solve_men.pool_threads()
     return scratch + solve_memory.task_memory_bytes(
         sum(s.size(variant) for s in pair),
         sum(d.size(variant) for d in deps),
@@ -201,7 +201,7 @@ def solve_tables(
     bits) the pair is solved again with four-byte state words (then ``deps`` is widened in
     place). Uses ``threads`` compiled threads (the level passes store counters without
     atomics on one thread)."""
-    numba.set_num_threads(min(max(1, threads), pool_threads()))
+    numba.set_num_threads(min(max(1, threads), solve_men.pool_threads()))
     try:
         return _solve(variant, pair, deps, threads, 8)
     except OverflowError as e:
@@ -213,12 +213,6 @@ def solve_tables(
     if deps.vals.dtype == np.uint8:
         deps.widen()
     return _solve(variant, pair, deps, threads, 16)
-
-
-def pool_threads() -> int:
-    """The threads of numba's pool (``NUMBA_NUM_THREADS``): the most a parallel pass runs."""
-    # numba.config sets its names at run time (from the environment): mypy cannot see them
-    return numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]
 
 
 # Set in a scheduler's worker process (:func:`work_for`): a shared integer
@@ -235,7 +229,7 @@ def pass_threads(threads: int) -> int:
     numba's pool."""
     if THREAD_SHARE is not None:
         threads = THREAD_SHARE.value
-    n = min(max(1, threads), pool_threads())
+    n = min(max(1, threads), solve_men.pool_threads())
     numba.set_num_threads(n)
     return n
 
@@ -243,7 +237,7 @@ def pass_threads(threads: int) -> int:
 def _solve(
     variant: Variant, pair: tuple[Slice, ...], deps: FlatTables | _Mapped, threads: int, vb: int
 ) -> PairSolution:
-    nchunks = max(threads, pool_threads() if THREAD_SHARE else 1) * 32
+    nchunks = max(threads, solve_men.pool_threads() if THREAD_SHARE else 1) * 32
     got = skeleton.solve_pair_state(
         variant, pair, deps.vals, deps.offsets, vb, lambda: pass_threads(threads), nchunks
     )
@@ -456,7 +450,7 @@ def _solve_mapped(
     scratch folder (the slices' writer works in it) and the solution."""
     folder = outofcore.scratch_folder(db, pair)
     folder.mkdir(parents=True, exist_ok=True)
-    numba.set_num_threads(min(max(1, threads), pool_threads()))
+    numba.set_num_threads(min(max(1, threads), solve_men.pool_threads()))
     log.info("%s: solved whole, its dependencies mapped from disk", _label(pair))
     wide = dependency_value_bytes(db, pair) == 2
     for vb, two in ((8, wide), (16, True)):

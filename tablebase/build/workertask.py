@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 
-from tablebase.build.task import pool_threads
+from tablebase.solve.men import pool_threads
 
 STARTED_TOPIC = "tablebase-pair-started"  # the Dask event topic of task starts
 

@@ -50,7 +50,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
-import numba
 import numpy as np
 from numba import njit, prange
 
@@ -204,7 +203,7 @@ class Plan:
 
     @cached_property
     def _positions(self) -> np.ndarray:
-        pos = np.empty(len(self.order), dtype=rank_dtype(len(self.order)))
+        pos: np.ndarray = np.empty(len(self.order), dtype=rank_dtype(len(self.order)))
         pos[self.order] = np.arange(len(self.order), dtype=pos.dtype)
         return pos
 
@@ -293,7 +292,7 @@ def scratch_bytes(variant: Variant, pair: tuple[Slice, ...], band_configs: int) 
     never touched take no memory), so that the bands of one configuration that the
     largest configurations need (flying kings, 280 M placements) hold one row."""
     per = men.scratch_bytes(variant.squares, _counts(pair[0]), BINOM)
-    return per * max(1, min(numba.config.NUMBA_NUM_THREADS, band_configs))
+    return per * max(1, min(men.pool_threads(), band_configs))
 
 
 # Bytes per man's step of a band's configurations while :func:`reached_configs` finds what
@@ -368,7 +367,7 @@ def _solve_band(variant, pair, p, band, vals, offsets, solved, out, threads, vb)
         load_words(values[m:], state, offb, places, first, kk, vb)
         first += len(places)
         del values
-    scratch = men.config_scratch(kk, numba.config.NUMBA_NUM_THREADS)
+    scratch = men.config_scratch(kk, men.pool_threads())
     none = np.zeros(0, dtype=np.uint8)
     counts = _counts(pair[0])
     n = threads()
@@ -385,7 +384,9 @@ def _solve_band(variant, pair, p, band, vals, offsets, solved, out, threads, vb)
     return int(top), int(nreads) + int(visits)
 
 
-def place_band(p: Plan, band: Band, values: np.ndarray, white: np.ndarray, black: np.ndarray):
+def place_band(
+    p: Plan, band: Band, values: np.ndarray, white: np.ndarray, black: np.ndarray
+) -> None:
     """``band``'s values into each part's values in configuration-rank order (``white``,
     ``black``: configuration ``r`` at ``r * kk``)."""
     own = p.order[band.start : band.stop]

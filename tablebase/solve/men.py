@@ -190,6 +190,13 @@ def config_order(nsq, width, counts, binom):
     return order, groups[: ng + 1].copy()
 
 
+def pool_threads() -> int:
+    """The threads of numba's pool (``NUMBA_NUM_THREADS``): the most a parallel pass runs,
+    and the rows of a configuration scratch (a thread writes the row of its pool id)."""
+    # numba.config sets its names at run time (from the environment): mypy cannot see them
+    return numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]
+
+
 def config_scratch(kk: int, threads: int) -> tuple[np.ndarray, ...]:
     """The scratch of ``threads`` threads for configurations of ``kk`` king placements, row
     ``t`` of each array thread ``t``'s: the state words (both parts), the flag bits of each
@@ -593,7 +600,7 @@ def solve_pair(
     counts = np.array(tuple(pair[0]), dtype=np.int64)
     order, groups = config_order(nsq, width, counts, BINOM)
     kk = king_entries(nsq, counts, BINOM)
-    scratch = config_scratch(kk, numba.config.NUMBA_NUM_THREADS)
+    scratch = config_scratch(kk, pool_threads())
     slots = np.arange(len(order), dtype=np.int64)  # all of the pair, in index order
     words = PairWords(state, offw, offb, vb, flags_w, flags_b, slots)
     top = reads = 0

@@ -445,7 +445,7 @@ class _PairState:
             total += s.size(variant)
             nblocks += work_blocks(s.size(variant))
         self.total = total
-        self.state = np.empty(total, dtype=whole.state_dtype(vb))
+        self.state: np.ndarray = np.empty(total, dtype=whole.state_dtype(vb))
         # the level passes' schedule, per block of entries: the level it has work at next
         # (0: every block is read at level 1), and the blocks of positions set during the
         # level before, by its parity
