@@ -145,6 +145,14 @@ def test_a_damaged_stream_or_row_is_not_decoded_as_the_block() -> None:
     assert not ok or not np.array_equal(out, want)
 
 
+def test_adler32_is_zlibs() -> None:
+    rng = np.random.default_rng(3)
+    for n in (0, 1, 5551, 5552, 5553, BLOCK, (1 << 20) + 17):
+        data = rng.integers(0, 256, n, dtype=np.uint8)
+        data[: n // 3] = 255  # the largest sums
+        assert int(gc._adler32(data, 0, n)) == zlib.adler32(data.tobytes())
+
+
 def test_what_a_block_costs() -> None:
     """A block of one value costs its header and a few bits a group; a part of two equally
     frequent bytes in random order under 1.5 bits a byte (a byte's code, or a repeat's)."""
