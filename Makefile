@@ -2,7 +2,7 @@
 # `make test-slow` runs the slower tier (deep perft, larger databases, process-level faults,
 # the browser); CI (`.ci/run`) runs both tiers. The quick tier runs in TEST_JOBS worker
 # processes (pytest-xdist, a test file per worker at a time so that module fixtures are
-# made once); `make test TEST_JOBS=0` runs it in one process.
+# made once), and so does the slow tier; `make test TEST_JOBS=0` runs it in one process.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -35,7 +35,7 @@ test: lint
 	$(BIN)/python -m pytest -q --durations=15 -n $(TEST_JOBS) --dist loadfile
 
 test-slow: $(STAMP)
-	$(BIN)/python -m pytest -q --durations=15 -m slow
+	$(BIN)/python -m pytest -q --durations=15 -m slow -n $(TEST_JOBS) --dist loadfile
 
 clean:
 	rm -rf $(VENV)

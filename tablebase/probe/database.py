@@ -44,7 +44,7 @@ import numpy as np
 from tablebase.material.index import BINOM, entry_index
 from tablebase.material.slices import UNCODED, Slice, slice_of_code
 from tablebase.probe.blocks import open_part
-from tablebase.probe.cache import RESIDENT_PIECES, BlockCache, PagedPart, default_cache
+from tablebase.probe.cache import RESIDENT_PIECES, BlockCache, default_cache
 from tablebase.probe.captures import expand_captures, fold_results
 from tablebase.probe.locate import NO_CODE, Batch, codes_batch, locate
 from tablebase.probe.lookup import (
@@ -59,6 +59,7 @@ from tablebase.probe.lookup import (
     value_at_entry,
     values_again,
 )
+from tablebase.probe.pagedpart import PagedPart
 from tablebase.probe.pagetable import PAGE_SHIFT
 from tablebase.probe.status import BLOCK_MISSING, CAPTURES, FOUND, MUST_CAPTURE, NOT_OPEN
 from tablebase.rules import Move, has_capture, legal_moves, play

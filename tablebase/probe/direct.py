@@ -97,7 +97,7 @@ def _flush(fd, buf, lo, a, b, bad_from):
 
 class Blocks(NamedTuple):
     """Where a part's group-coded blocks lie, page by page and slice by slice, as one
-    argument of :func:`read_entries` (:class:`tablebase.probe.cache.PagedPart` keeps the
+    argument of :func:`read_entries` (:class:`tablebase.probe.pagedpart.PagedPart` keeps the
     arrays and makes this record for each batch that reads blocks directly)."""
 
     page_code: np.ndarray  # per page: the material code of its slice

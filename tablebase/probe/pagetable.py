@@ -1,7 +1,7 @@
 """The page table through which the compiled probes read a part held in the block cache.
 
 A part (``values`` or ``wdl``) of an opened database is seen by the probes as one ``int64``
-array, its *table* (:class:`tablebase.probe.cache.PagedPart` owns it), and the cache's
+array, its *table* (:class:`tablebase.probe.pagedpart.PagedPart` owns it), and the cache's
 ``arena`` (the blocks' bytes, :data:`~tablebase.storage.chunkio.BLOCK_BYTES` a slot) and
 ``stamps`` (each slot's last use; the last element is the clock):
 

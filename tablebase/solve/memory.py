@@ -10,7 +10,7 @@ fit is solved out of core (:mod:`tablebase.build.outofcore`).
 
 from __future__ import annotations
 
-from tablebase.solve.whole import WORK_BLOCK
+from tablebase.solve.levels import WORK_BLOCK
 
 # Working memory of a pair task (used by the scheduler's memory budget): bytes per entry of
 # the pair being solved (its state words and the level passes' schedule: a two-byte due

@@ -64,19 +64,15 @@ from tablebase.material.index import (
 from tablebase.material.slices import Slice
 from tablebase.rules.variants import Variant
 from tablebase.solve.atomics import cas, prefetch
-from tablebase.solve.records import Entries, PairWords, Shape, Tables, Words
-from tablebase.solve.whole import (
-    OVERFLOW,
+from tablebase.solve.levels import (
     UNMOVE_ROWS,
     VISIT_BATCH,
-    combine,
     count_down,
     exit_decides,
-    init_range,
-    init_scratch,
-    max_decided,
     predecessor_indices,
 )
+from tablebase.solve.records import Entries, PairWords, Shape, Tables, Words
+from tablebase.solve.whole import OVERFLOW, combine, init_range, init_scratch, max_decided
 
 LOCAL_VB = 16  # a configuration's own state words: four bytes, nothing overflows
 # King placements per configuration below which the pair is solved whole: a configuration
@@ -363,7 +359,7 @@ def _men_steps(local, poff, pair, goff, rules, shape, config, white):
 @njit(cache=True, inline="always")
 def _update_local(local, where, m, level, nxt, nn):
     """The predecessors ``where[:m]`` (words of ``local``) of positions of value ``level``
-    in a configuration's levels (:func:`tablebase.solve.whole.update_predecessors` on its own
+    in a configuration's levels (:func:`tablebase.solve.levels.update_predecessors` on its own
     words): prefetched first, so that their cache misses overlap, then wins at
     ``level + 1`` if the positions were losses, else one move fewer not known to lose;
     those set are appended to ``nxt`` from ``nn`` on; returns the new ``nn``."""

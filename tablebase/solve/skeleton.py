@@ -5,7 +5,7 @@ describes the words, the passes and the layout). What differs between the parts 
 the part's mode, which picks the small kernels the one skeleton calls:
 
 * :data:`WHITE_TO_MOVE`: the pair's first slice in its own index order; its predecessors
-  are black's un-moves (:func:`tablebase.solve.whole.predecessor_indices`);
+  are black's un-moves (:func:`tablebase.solve.levels.predecessor_indices`);
 * :data:`BLACK_TO_MOVE`: the colour mirror, held as the first slice's boards with black to
   move; its predecessors are white's un-moves, and it is put into its own index order once
   solved (:func:`tablebase.solve.whole.to_file_order`);
@@ -63,22 +63,18 @@ from tablebase.rules.movebuffer import (
 )
 from tablebase.rules.movegen import generate_moves
 from tablebase.rules.variants import Variant
-from tablebase.solve import men, runs, whole
-from tablebase.solve.records import Entries, Part, Shape, Tables, Updates, Words
-from tablebase.solve.whole import (
+from tablebase.solve import levels, men, runs, whole
+from tablebase.solve.levels import (
     DUE_AHEAD,
-    MISSING,
-    NO_PIECES,
-    OVERFLOW,
     UNMOVE_ROWS,
-    combine,
-    flip_board,
     level_scratch,
     level_stretch,
     update_if_full,
     update_predecessors,
     work_blocks,
 )
+from tablebase.solve.records import Entries, Part, Shape, Tables, Updates, Words
+from tablebase.solve.whole import MISSING, NO_PIECES, OVERFLOW, combine, flip_board
 from tablebase.storage.values import value_dtype
 
 # The modes of a part (see the module docstring).
@@ -144,12 +140,12 @@ def _level_range(part, upd, rules, shape, blo, bhi, level, scratch):
     whose quiet predecessors all lie in the part ``upd`` updates
     (:class:`~tablebase.solve.records.Updates`; the same part for :data:`OWN_MIRROR`);
     returns (set, visits). Only the blocks due at this
-    level are read, :data:`tablebase.solve.whole.DUE_AHEAD` at a time
-    (:func:`tablebase.solve.whole.level_stretch`); then the entries of value ``level``
+    level are read, :data:`tablebase.solve.levels.DUE_AHEAD` at a time
+    (:func:`tablebase.solve.levels.level_stretch`); then the entries of value ``level``
     among them are expanded, their predecessors updated
-    :data:`tablebase.solve.whole.VISIT_BATCH` at a time, so that more of their cache misses
+    :data:`tablebase.solve.levels.VISIT_BATCH` at a time, so that more of their cache misses
     overlap (the updates of a level commute: any order gives the same result).
-    ``scratch``: :func:`tablebase.solve.whole.level_scratch` of :func:`unmove_rows`."""
+    ``scratch``: :func:`tablebase.solve.levels.level_scratch` of :func:`unmove_rows`."""
     nsq = rules.nsq
     width = rules.width
     counts, binom = shape
@@ -204,7 +200,7 @@ def _level_range(part, upd, rules, shape, blo, bhi, level, scratch):
                 if mode == OWN_MIRROR:  # black's un-moves, seen on the flipped board
                     a, b, c, d = flip_board(nsq, wm, wk, bm, bk)
                     h, rw, rb = index_parts(nsq, width, (a, b, c, d), counts, binom)
-                k = whole.predecessor_indices(
+                k = levels.predecessor_indices(
                     rules, shape, (a, b, c, d), (h, rw, rb), (mode != WHITE_TO_MOVE, True),
                     moff, where[m:],
                 )  # fmt: skip
@@ -227,7 +223,7 @@ def level_slice(part, upd, rules, shape, level, nchunks):
     """Pass 2, one level, over one part of the pair (:class:`~tablebase.solve.records.Part`:
     boards of ``shape``, laid out as its mode says); returns (positions set, predecessor
     visits). The part's blocks in ``due`` have the level each has work at next
-    (:func:`tablebase.solve.whole.block_due`), in ``touched`` a mark where a position was
+    (:func:`tablebase.solve.levels.block_due`), in ``touched`` a mark where a position was
     set in the level before (by parity of the level); ``upd`` updates the part holding its
     predecessors. Each chunk of threads owns whole blocks."""
     out = np.zeros((nchunks, 2), dtype=np.int64)

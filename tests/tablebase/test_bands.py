@@ -390,6 +390,7 @@ def test_a_pair_over_the_cap_even_out_of_core_is_refused_before_it_starts(
     assert not (db / "1021.h5").exists() and not (db / outofcore.FOLDER).exists()
 
 
+@pytest.mark.slow  # 8-30 s in the quick tier (issue 51): CI's slow tier runs it
 def test_a_build_killed_in_the_middle_of_a_pair_resumes_by_band(tmp_path_factory, tmp_path) -> None:
     """English 1011+1110 solved out of core in bands of 10 configurations (about 80 bands):
     the build is killed (``kill -9`` of its process group) once the scratch folder holds the

@@ -234,6 +234,7 @@ def test_resume_local_then_cluster(cluster_address, local3, tmp_path) -> None:
     assert sha256s(db) == local3
 
 
+@pytest.mark.slow  # 8-30 s in the quick tier (issue 51): CI's slow tier runs it
 def test_resume_cluster_then_local(cluster_address, local3, tmp_path) -> None:
     db = tmp_path / "international"
     tasks = build_graph(INTERNATIONAL, 3)

@@ -303,6 +303,7 @@ def test_a_forged_wdl_code_is_found_by_verify_refused_by_export_and_regenerated(
     assert entry >= 0
 
 
+@pytest.mark.slow  # 8-30 s in the quick tier (issue 51): CI's slow tier runs it
 def test_a_flipped_byte_of_a_wdl_chunk_is_found_by_verify_and_regenerated(copy) -> None:
     s = parse_slice("1010")
     path = slice_path(copy, s)

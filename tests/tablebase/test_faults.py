@@ -250,6 +250,7 @@ def test_read_only_folder_gives_one_line(db3_international, tmp_path) -> None:
     assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
 
 
+@pytest.mark.slow  # 8-30 s in the quick tier (issue 51): CI's slow tier runs it
 def test_full_disk_ends_the_build_with_one_line(db3_international, tmp_path) -> None:
     if os.geteuid() != 0:
         pytest.skip("needs root to mount a small tmpfs")
@@ -291,6 +292,7 @@ def test_verify_names_a_stray_file_and_goes_on(db3_international, tmp_path) -> N
         assert "9999" not in {s.name for s in tb.slices()}
 
 
+@pytest.mark.slow  # 8-30 s in the quick tier (issue 51): CI's slow tier runs it
 def test_a_table_copied_over_another_name_is_refused(db3_international, tmp_path) -> None:
     db = tmp_path / "international"
     shutil.copytree(db3_international, db)

@@ -132,6 +132,7 @@ def _py_draughts_moves(pos: Position) -> set[Key]:
     }
 
 
+@pytest.mark.slow  # 8-30 s in the quick tier (issue 51): CI's slow tier runs it
 def test_pydraughts():
     """pydraughts agrees except in a few positions where it leaves out captures of greatest
     value (3 of the 500 sampled: twice a route that comes back over the start square, e.g.

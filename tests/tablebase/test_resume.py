@@ -54,6 +54,7 @@ def _same_files(a: Path, b: Path) -> None:
         assert same_table(a / name, b / name), name
 
 
+@pytest.mark.slow  # 8-30 s in the quick tier (issue 51): CI's slow tier runs it
 def test_killed_run_resumes_to_identical_files(db3_international, tmp_path) -> None:
     db = tmp_path / "international"
     proc = _generate(db)

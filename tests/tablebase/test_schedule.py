@@ -158,6 +158,7 @@ def _generate(db: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow  # 8-30 s in the quick tier (issue 51): CI's slow tier runs it
 def test_material_build_brings_its_mirror_and_missing_dependencies(
     db3_international, tmp_path
 ) -> None:

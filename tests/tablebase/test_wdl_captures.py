@@ -230,6 +230,7 @@ def test_export_converts_the_older_form(db34, copies, tmp_path) -> None:
     )
 
 
+@pytest.mark.slow  # 8-30 s in the quick tier (issue 51): CI's slow tier runs it
 def test_wdl_only_copy_stores_captures_up_to_five_pieces(db34, copies, tmp_path) -> None:
     """``export --wdl-only`` stores capture codes in the slices of up to five pieces and
     leaves them to the prober above (:data:`tablebase.storage.export.STORE_CAPTURES_UP_TO`): on

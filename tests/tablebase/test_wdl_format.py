@@ -173,6 +173,7 @@ def test_version_1_files_still_open_and_convert(db3_international, tmp_path) -> 
         assert tb.probe_wdl("W:W33:B2") == 1
 
 
+@pytest.mark.slow  # 8-30 s in the quick tier (issue 51): CI's slow tier runs it
 def test_version_1_files_verify_by_blocks(db3_international, tmp_path) -> None:
     """A version 1 database (no WDL part: its codes are its values') is checked by blocks
     within a memory its pairs do not fit as it is loaded: every slice consistent."""

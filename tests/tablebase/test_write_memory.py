@@ -102,6 +102,7 @@ def _slice_values(s, variant):
     return v, SliceStats(v.shape[0], wins, draws, losses, 58, int(np.argmax(v == 59)))
 
 
+@pytest.mark.slow  # 8-30 s in the quick tier (issue 51): CI's slow tier runs it
 def test_a_slice_written_with_a_scratch_folder_holds_nothing_of_its_size(
     tmp_path, monkeypatch
 ) -> None:
