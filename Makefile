@@ -8,6 +8,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_JOBS ?= auto
+VARIANTS := international english russian brazilian frisian
 
 .PHONY: run test test-slow lint clean
 
@@ -15,7 +16,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test,peers,cluster,plot]'
-	$(BIN)/tablebase compile  # the kernels a build and a probe need, compiled and cached once
+	$(BIN)/tablebase compile $(foreach v,$(VARIANTS),--variant $(v))  # kernels, compiled once
 	touch $(STAMP)
 
 run: $(STAMP)

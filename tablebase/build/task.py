@@ -192,7 +192,7 @@ def solve_pair(
 
 
 def solve_tables(
-    variant: Variant, pair: tuple[Slice, ...], deps: FlatTables, threads: int
+    variant: Variant, pair: tuple[Slice, ...], deps: FlatTables, threads: int, vb: int = 8
 ) -> PairSolution:
     """Solve the pair from its dependencies ``deps`` (see :mod:`tablebase.solve.whole`) with
     two-byte state words, its values one byte each, or two where a distance passes one
@@ -200,11 +200,15 @@ def solve_tables(
     exit value over :func:`tablebase.solve.whole.max_value` or a quiet move count past its 7
     bits) the pair is solved again with four-byte state words (then ``deps`` is widened in
     place). Uses ``threads`` compiled threads (the level passes store counters without
-    atomics on one thread)."""
+    atomics on one thread). ``vb=16``: four-byte state words from the start."""
     numba.set_num_threads(min(max(1, threads), solve_men.pool_threads()))
+    if vb == 16 and deps.vals.dtype == np.uint8:
+        deps.widen()
     try:
-        return _solve(variant, pair, deps, threads, 8)
+        return _solve(variant, pair, deps, threads, vb)
     except OverflowError as e:
+        if vb == 16:
+            raise
         log.info(
             "%s: %s, solving again with four-byte state words",
             "+".join(s.name for s in pair),

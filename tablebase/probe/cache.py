@@ -8,8 +8,9 @@ evicted (chosen in groups of a sixty-fourth of the cache, oldest first, so that 
 not scan the whole cache). One cache may serve several databases and threads.
 
 The compiled probes see the cache through a part's page table
-(:class:`tablebase.probe.pagedpart.PagedPart`, one per part of a database); the cache
-names each slot's part and page, so that an evicted block is unmapped from its table.
+(:class:`tablebase.probe.pagedpart.PagedPart`, one per part of a database: what the cache
+asks of a part is :class:`CachedPart`); the cache names each slot's part and page, so that
+an evicted block is unmapped from its table.
 
 **Threads.** The slots, page tables and pins change only under the cache's lock and only
 while the changing thread holds the GIL (Python statements, and compiled helpers that keep
@@ -32,7 +33,7 @@ import os
 import threading
 import weakref
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
@@ -41,9 +42,6 @@ from tablebase.probe.pagetable import (
     NOT_CACHED,
 )
 from tablebase.storage.chunkio import BLOCK_BYTES
-
-if TYPE_CHECKING:
-    from tablebase.probe.pagedpart import PagedPart
 
 MIN_SLOTS = 4  # the smallest cache: a few blocks
 RESIDENT_PIECES = 4  # slices of up to this many pieces stay cached once read
@@ -81,6 +79,32 @@ def cache_bytes(size: int | str | None) -> int:
             f"{BLOCK_BYTES} bytes ({MIN_SLOTS * BLOCK_BYTES} bytes)"
         )
     return n
+
+
+class CachedPart(Protocol):
+    """What the cache asks of a part whose blocks it holds
+    (:class:`tablebase.probe.pagedpart.PagedPart`)."""
+
+    name: str
+    number: int  # how the cache's slots name the part (:meth:`BlockCache.register`)
+    resident: set[int]  # codes of the slices whose blocks stay once read
+
+    @property
+    def pages(self) -> np.ndarray:
+        """The part's page table's entries: the slot of each page, or a negative number."""
+        ...
+
+    def read_page(self, page: int, out: np.ndarray) -> None:
+        """The block of ``page`` read from its file into ``out``."""
+        ...
+
+    def resident_pages(self, pages: np.ndarray) -> np.ndarray:
+        """Whether each of ``pages`` belongs to a slice whose blocks stay."""
+        ...
+
+    def page_stays(self, page: int) -> bool:
+        """Whether ``page`` belongs to a slice whose blocks stay."""
+        ...
 
 
 class BlockCache:
@@ -127,7 +151,7 @@ class BlockCache:
         return max(1, (self.slots - self.resident_slots) // 2)
 
     # --- slots -------------------------------------------------------------------------
-    def register(self, part: PagedPart) -> int:
+    def register(self, part: CachedPart) -> int:
         """The number by which the slots name ``part`` (its slots are freed when it is
         collected)."""
         with self.lock:
@@ -232,7 +256,7 @@ class BlockCache:
             self._victims = pick[self.pins[pick] == 0].tolist()
         return -1
 
-    def acquire(self, part: PagedPart, pages: np.ndarray) -> list[int]:
+    def acquire(self, part: CachedPart, pages: np.ndarray) -> list[int]:
         """Pin as many of ``pages`` of ``part`` as the cache can hold at once (at least
         one: waits for other threads' blocks while every slot is pinned or every page
         wanted is being read by another thread), reading those not cached; the slots
@@ -317,7 +341,7 @@ class BlockCache:
             raise error
         return pinned
 
-    def _acquire_one(self, part: PagedPart, page: int) -> list[int]:
+    def _acquire_one(self, part: CachedPart, page: int) -> list[int]:
         """:meth:`acquire` of one page, in plain Python: a single probe's miss costs the
         block's read and little more."""
         if page >= part.pages.shape[0]:
@@ -359,10 +383,7 @@ class BlockCache:
             else:
                 table[page] = slot  # mapped once its bytes are in place
                 self.reads += 1
-                if (
-                    self.resident_slots < self.resident_limit
-                    and int(part._page_code[page]) in part.resident
-                ):
+                if self.resident_slots < self.resident_limit and part.page_stays(page):
                     self.pins[slot] += 1  # stays: never released
                     self.resident[slot] = True
                     self.resident_slots += 1
@@ -373,7 +394,7 @@ class BlockCache:
         return pinned
 
     def _still_mine(
-        self, part: PagedPart, items: list[tuple[int, int]]
+        self, part: CachedPart, items: list[tuple[int, int]]
     ) -> tuple[np.ndarray, np.ndarray]:
         """The pages and slots of ``items`` (page, slot) whose slots still hold ``part``'s
         page being read (under the lock): not freed by the part's closing meanwhile."""
@@ -383,7 +404,7 @@ class BlockCache:
         ok &= pg < part.pages.shape[0]
         return pg[ok], sl[ok]
 
-    def _read(self, part: PagedPart, page: int, slot: int) -> BaseException | None:
+    def _read(self, part: CachedPart, page: int, slot: int) -> BaseException | None:
         out = self.arena[slot * BLOCK_BYTES : (slot + 1) * BLOCK_BYTES]
         try:
             part.read_page(page, out)
@@ -402,7 +423,7 @@ class BlockCache:
                 np.subtract.at(self.pins, np.asarray(slots, dtype=np.int64), 1)
             self.lock.notify_all()
 
-    def forget(self, part: PagedPart) -> None:
+    def forget(self, part: CachedPart) -> None:
         """Free every slot holding a block of ``part`` (under the lock; the part closes)."""
         with self.lock:
             self._free_slots(np.flatnonzero(self.owner_part == part.number))

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tablebase.probe import direct
+from tablebase.probe.cache import BlockCache
 from tablebase.probe.pagesort import by_page, coded_pages, split_pages
 from tablebase.probe.pagetable import (
     NOT_CACHED,
@@ -38,7 +39,6 @@ from tablebase.storage.slicefile import TableFileError
 
 if TYPE_CHECKING:
     from tablebase.probe.blocks import PartSource
-    from tablebase.probe.cache import BlockCache
 
 SEEN_LIMIT = 1 << 16  # pages a part remembers a single probe read directly (a few MiB)
 
@@ -111,6 +111,10 @@ class PagedPart:
         code = int(self._page_code[page])
         block = page - (int(self.table[code]) >> PAGE_SHIFT)
         self.sources[code].read(block, out)
+
+    def page_stays(self, page: int) -> bool:
+        """Whether ``page`` belongs to a slice whose blocks stay in the cache."""
+        return int(self._page_code[page]) in self.resident
 
     def resident_pages(self, pages: np.ndarray) -> np.ndarray:
         """Which of ``pages`` belong to slices whose blocks stay (a boolean mask)."""

@@ -22,6 +22,7 @@ from tablebase.rules.movebuffer import F_FROM, F_TO, new_move_buffer, new_worksp
 from tablebase.rules.movegen import generate_moves
 from tablebase.rules.position import Position
 from tablebase.rules.variants import ENGLISH, INTERNATIONAL
+from tablebase.solve import levels
 from tablebase.solve import whole as solve
 from tablebase.solve.atomics import cas, prefetch
 from tablebase.solve.memory import task_memory_bytes
@@ -99,12 +100,12 @@ def test_predecessor_indices_are_the_engines_quiet_unmoves(variant, name, white,
     s = parse_slice(name)
     nsq, width = variant.squares, variant.per_row
     counts = np.array(tuple(s), dtype=np.int64)
-    out = np.zeros(solve.UNMOVE_ROWS, dtype=np.int64)
+    out = np.zeros(levels.UNMOVE_ROWS, dtype=np.int64)
     moff = 1000  # an arbitrary place of the predecessors' part
     checked = 0
     for wm, wk, bm, bk in _random_positions(variant, s, 400, seed=3):
         head, r_wk, r_bk = index_parts(nsq, width, (wm, wk, bm, bk), counts, BINOM)
-        m = solve.predecessor_indices(
+        m = levels.predecessor_indices(
             variant.rules, Shape(counts, BINOM), (wm, wk, bm, bk),
             (head, r_wk, r_bk), (white, with_men), moff, out,
         )  # fmt: skip
@@ -267,30 +268,30 @@ def test_a_block_is_due_at_its_next_value_or_exit_level() -> None:
     words = np.array(
         [dec | 5, dec, (3 << 8) | 12, (1 << 8) | 255, 2 << 8, dec | 2], dtype=np.uint16
     )
-    assert solve.block_due(words, 0, words.size, 3, 8) == 5  # the win at 5 comes first
-    assert solve.block_due(words, 0, words.size, 5, 8) == 11  # then the exit at 12
-    assert solve.block_due(words, 0, words.size, 10, 8) == 11
-    assert solve.block_due(words, 0, words.size, 11, 8) == solve.NEVER
-    assert solve.block_due(words, 1, 2, 0, 8) == solve.NEVER  # a decided draw
+    assert levels.block_due(words, 0, words.size, 3, 8) == 5  # the win at 5 comes first
+    assert levels.block_due(words, 0, words.size, 5, 8) == 11  # then the exit at 12
+    assert levels.block_due(words, 0, words.size, 10, 8) == 11
+    assert levels.block_due(words, 0, words.size, 11, 8) == levels.NEVER
+    assert levels.block_due(words, 1, 2, 0, 8) == levels.NEVER  # a decided draw
     wide = words.astype(np.uint32)
     wide[words >= dec] = (wide[words >= dec] & 0xFF) | (1 << 31)
     wide[words < dec] = ((wide[words < dec] >> 8) << 16) | np.where(
         (wide[words < dec] & 0xFF) == 255, 0xFFFF, wide[words < dec] & 0xFF
     )
-    assert solve.block_due(wide, 0, wide.size, 3, 16) == 5
-    assert solve.block_due(wide, 0, wide.size, 5, 16) == 11
+    assert levels.block_due(wide, 0, wide.size, 3, 16) == 5
+    assert levels.block_due(wide, 0, wide.size, 5, 16) == 11
 
 
 def test_a_block_is_due_when_a_position_in_it_was_set_the_level_before() -> None:
-    due = np.array([4, solve.NEVER], dtype=np.uint16)
+    due = np.array([4, levels.NEVER], dtype=np.uint16)
     touched = np.zeros((2, 2), dtype=np.uint8)
-    assert not solve.block_is_due(due, touched, 0, 3)
-    assert solve.block_is_due(due, touched, 0, 4)
-    assert not solve.block_is_due(due, touched, 1, 100)
+    assert not levels.block_is_due(due, touched, 0, 3)
+    assert levels.block_is_due(due, touched, 0, 4)
+    assert not levels.block_is_due(due, touched, 1, 100)
     touched[1, 1] = 1  # set during level 2, so it holds a value 3 to expand
-    assert solve.block_is_due(due, touched, 1, 3)
-    assert not solve.block_is_due(due, touched, 1, 2)
-    assert not solve.block_is_due(due, touched, 1, 4)
+    assert levels.block_is_due(due, touched, 1, 3)
+    assert not levels.block_is_due(due, touched, 1, 2)
+    assert not levels.block_is_due(due, touched, 1, 4)
 
 
 def test_working_memory_is_two_bytes_per_entry() -> None:

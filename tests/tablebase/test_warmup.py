@@ -29,6 +29,9 @@ def test_marker_is_per_variant_and_unknown_part_refused(tmp_path: Path, monkeypa
     (tmp_path / ".warm-international").touch()
     assert warmup.is_warm("international")
     assert not warmup.is_warm("frisian")
+    assert not warmup.is_warm("international", larger=True)  # tablebase compile's own mark
+    (tmp_path / ".warm-international-larger").touch()
+    assert warmup.is_warm("international", larger=True)
     with pytest.raises(ValueError, match="unknown warm-up part 'bogus'"):
         warmup.run_part("bogus", "international", str(tmp_path))
 
