@@ -66,6 +66,19 @@ def parse_address(address: str) -> int | None:
     return int(n)
 
 
+def _check_address(distributed: Any, address: str) -> None:
+    """ValueError unless ``address`` names a scheduler Dask can connect to (a port given
+    where its protocol needs one), before anything starts."""
+    try:
+        scheme, location = distributed.comm.parse_address(address)
+        if scheme in ("tcp", "tls", "ws", "wss"):
+            distributed.comm.parse_host_port(location)
+    except ValueError as e:
+        raise ValueError(
+            f"--scheduler {address!r}: {e} (expected tcp://HOST:PORT or local-cluster:N)"
+        ) from None
+
+
 def pair_task(
     task_fn: Callable[..., PairReport],
     variant_name: str,
@@ -139,10 +152,12 @@ class DaskScheduler:
         retries: int = 2,
         memory: int | None = None,
     ) -> None:
-        _import_distributed()  # fail early, with the install hint
+        distributed = _import_distributed()  # fail early, with the install hint
         self.address = address
         self.memory = memory
         self.local_workers = parse_address(address)
+        if self.local_workers is None:
+            _check_address(distributed, address)
         if threads is None and self.local_workers:
             threads = max(1, (os.cpu_count() or 1) // self.local_workers)
         self.threads = threads

@@ -162,6 +162,26 @@ def test_parse_address() -> None:
             parse_address(bad)
 
 
+@pytest.mark.parametrize("address", ["bogus", "tcp://10.0.0.1", "10.0.0.1:port"])
+def test_a_scheduler_address_without_a_port_is_refused_before_the_build(
+    address: str, tmp_path: Path
+) -> None:
+    """``--scheduler`` with an address Dask cannot connect to: a one-line error naming the
+    address and the expected forms, exit code 2, no traceback, nothing written."""
+    from click.testing import CliRunner
+
+    from tablebase.cli import main
+
+    db = tmp_path / "international"
+    args = ["generate", "--pieces", "2", "--db", str(db), "--scheduler", address]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2, result.output
+    assert f"--scheduler {address!r}" in result.output
+    assert "tcp://HOST:PORT or local-cluster:N" in result.output
+    assert "Traceback" not in result.output
+    assert not list(db.glob("*.h5"))
+
+
 def test_topological_order_puts_needs_first() -> None:
     tasks = build_graph(INTERNATIONAL, 4)
     order = _topological(list(reversed(tasks)))
