@@ -202,18 +202,15 @@ def solve_tables(
     place). Uses ``threads`` compiled threads (the level passes store counters without
     atomics on one thread). ``vb=16``: four-byte state words from the start."""
     numba.set_num_threads(min(max(1, threads), solve_men.pool_threads()))
-    if vb == 16 and deps.vals.dtype == np.uint8:
-        deps.widen()
-    try:
-        return _solve(variant, pair, deps, threads, vb)
-    except OverflowError as e:
-        if vb == 16:
-            raise
-        log.info(
-            "%s: %s, solving again with four-byte state words",
-            "+".join(s.name for s in pair),
-            e,
-        )
+    if vb == 8:
+        try:
+            return _solve(variant, pair, deps, threads, 8)
+        except OverflowError as e:
+            log.info(
+                "%s: %s, solving again with four-byte state words",
+                "+".join(s.name for s in pair),
+                e,
+            )
     if deps.vals.dtype == np.uint8:
         deps.widen()
     return _solve(variant, pair, deps, threads, 16)

@@ -183,14 +183,15 @@ def _by_bands(variant: str, scratch: Path) -> None:
     db = scratch / "db-bands"
     shutil.copytree(scratch / "db", db)
     v = get_variant(variant)
-    for pair in _largest_pairs(v):
+    pairs = _largest_pairs(v)
+    for pair in pairs:
         cap = pair_memory(v, pair, db) - 1
         if by_men(v, pair) and task_mode(v, pair, cap, db) == BY_BANDS:
             for s in pair:
                 slice_path(db, s).unlink()
             run_pair_task(variant, tuple(s.name for s in pair), str(db), 1, memory=cap)
             return
-    if any(by_men(v, pair) for pair in _largest_pairs(v)):  # else: no bands (king runs)
+    if any(by_men(v, pair) for pair in pairs):  # else: no bands (king runs)
         raise RuntimeError(f"warm-up: no {WARM_PIECES}-piece pair of {variant} goes out of core")
 
 
