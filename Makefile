@@ -17,6 +17,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test,peers,cluster,plot]'
 	$(BIN)/tablebase compile $(foreach v,$(VARIANTS),--variant $(v))  # kernels, compiled once
+	$(BIN)/adjudicator compile
 	touch $(STAMP)
 
 run: $(STAMP)

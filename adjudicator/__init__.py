@@ -12,7 +12,8 @@ the options (the rules themselves are each variant's data, :mod:`tablebase.rules
 (the search is :mod:`tablebase.rules.countsearch`), :mod:`adjudicator.ruling` puts them
 together, :mod:`adjudicator.databases` says where the tables are, :mod:`adjudicator.cli` is the
 command line, :mod:`adjudicator.service` the HTTP service and explorer and
-:mod:`adjudicator.match` the referee of engine matches.
+:mod:`adjudicator.match` the referee of engine matches; :mod:`adjudicator.warmup` compiles the
+replay loop ahead of the first game (``adjudicator compile``).
 """
 
 import tablebase  # noqa: F401 - first: it sets the compiled code's cache folder

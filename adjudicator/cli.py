@@ -5,6 +5,8 @@
 or ambiguous move, malformed PDN, bad tag) or could not be ruled because a table file is
 damaged (``table-error``), 2 on unusable input (missing file, a file without
 any game, a database directory that cannot be opened). Errors are one line, never a traceback.
+``adjudicator serve`` runs the service, ``adjudicator match`` referees engines, and
+``adjudicator compile`` compiles the replay loop once, before the first game.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from adjudicator.databases import open_tables
 from adjudicator.drawrules import RuleOptions
 from adjudicator.pdn import PdnError, PdnGame, read_games, write_game
 from adjudicator.ruling import UNKNOWN, Ruling, rule_games
+from adjudicator.warmup import warm_up
 from tablebase.probe.cache import BlockCache, cache_bytes
 from tablebase.rules.variants import VARIANTS
 
@@ -274,6 +277,22 @@ class _Table:
 def _cut(text: str | None, width: int) -> str:
     text = text or "-"
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+@main.command("compile")
+@click.option(
+    "--variant",
+    "variants",
+    multiple=True,
+    type=click.Choice(sorted(VARIANTS)),
+    help="A variant whose games to replay (repeatable) [default: all].",
+)
+def compile_cmd(variants: tuple[str, ...]) -> None:
+    """Compile and cache the replay loop and the draw rules before the first game (make
+    does at install; ``tablebase compile`` compiles the probes). Once per version of the
+    sources: later runs take a second."""
+    seconds = warm_up(list(variants or sorted(VARIANTS)))
+    click.echo(f"replay and draw rules compiled in {seconds:.0f} s")
 
 
 @main.command("serve")

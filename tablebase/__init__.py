@@ -20,7 +20,7 @@ jitcache.configure()  # before any compiled function is defined: see tablebase.j
 from pathlib import Path  # noqa: E402
 
 from tablebase.identity import __version__  # noqa: E402
-from tablebase.probe.cache import BlockCache  # noqa: E402
+from tablebase.probe.cache import RESIDENT_PIECES, BlockCache  # noqa: E402
 from tablebase.probe.database import (  # noqa: E402
     DistancesUnavailableError,
     MissingSliceError,
@@ -54,9 +54,12 @@ def open(  # noqa: A001 - mirrors chess.syzygy.open_tablebase
     variant: str | Variant | None = None,
     wdl_only: bool = False,
     cache: int | str | BlockCache | None = None,
+    *,
+    resident_pieces: int = RESIDENT_PIECES,
 ) -> Tablebase:
     """Open the database directory ``path`` for probing (``wdl_only``: through the compact
     win/draw/loss part alone) through a block cache of ``cache`` bytes (``"256M"``, ``1 <<
     30``; a :class:`BlockCache` to share one between databases; None: the process's shared
-    cache, a quarter of the machine's memory); see :class:`Tablebase`."""
-    return Tablebase(path, variant, wdl_only, cache)
+    cache, a quarter of the machine's memory), the blocks of slices of up to
+    ``resident_pieces`` pieces kept once read; see :class:`Tablebase`."""
+    return Tablebase(path, variant, wdl_only, cache, resident_pieces=resident_pieces)

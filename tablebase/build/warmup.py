@@ -19,8 +19,12 @@ the kernels, at the same time:
   2-piece slices, the prober on them (single probes, the best moves, batches of values and
   of WDL codes); ``larger``, then a 3-piece pair with men solved again out of core, by
   bands (in a copy of the ``solve`` part's folder once it is complete), and the tools on
-  the 3-piece folder: batches of probes with captures, the verifier, the WDL-only copy,
-  the Scan export and its comparison.
+  the 3-piece folder: batches of probes with captures, a probe under the count, the
+  verifier (sampled, and by blocks), a copy whose largest slice stores two-byte values
+  (verified), the WDL-only copies (captures stored and left to the prober), probes of the
+  folder and of each copy as a database larger than its cache sees them (no slice
+  resident, blocks read one at a time and straight from the files), the Scan export, its
+  comparison and probes of the exported files.
 
 A part that reaches a kernel the other has compiled already loads it from the cache. When
 both are done the cache folder is marked warm for the variant (a file ``.warm-<variant>``),
@@ -56,14 +60,21 @@ from tablebase.build.task import (
 )
 from tablebase.build.verify import verify_database
 from tablebase.material.slices import Slice, parse_slice
+from tablebase.probe.cache import MIN_SLOTS
 from tablebase.probe.database import Tablebase
-from tablebase.rules import legal_moves, perft
+from tablebase.probe.undercount import probe_under_count
+from tablebase.rules import has_capture, legal_moves, perft
 from tablebase.rules.position import Position
 from tablebase.rules.variants import Variant, get_variant
 from tablebase.scanbb.export import compare_scan, export_scan
+from tablebase.scanbb.files import ScanBitbases
 from tablebase.scanbb.index import VARIANT_SUFFIX
+from tablebase.storage.chunkio import BLOCK_BYTES
 from tablebase.storage.export import export_database
+from tablebase.storage.listing import slice_files
+from tablebase.storage.reader import read_attrs, read_slice, read_wdl
 from tablebase.storage.slicefile import slice_path
+from tablebase.storage.writer import write_parts
 
 log = logging.getLogger("tablebase.build.warmup")
 
@@ -221,8 +232,9 @@ def _probe_part(variant: str, scratch: Path, larger: bool = False) -> None:
 
 def _tools(variant: str, scratch: Path) -> None:
     """On the complete folder of the ``solve`` part: batches of probes of every kind of
-    position (captures included), the verifier, the WDL-only copy, and where Scan has
-    bitbases of the variant, the Scan export and its comparison."""
+    position (captures included), a probe under the count, the verifier, the WDL-only
+    copies, probes through a cache of a few blocks, and where Scan has bitbases of the
+    variant, the Scan export, its comparison and probes of its files."""
     v = get_variant(variant)
     db = scratch / "db"
     rng = np.random.default_rng(0)
@@ -234,14 +246,65 @@ def _tools(variant: str, scratch: Path) -> None:
                     positions.append(entry_position(v, s, int(e)))
                 except ValueError:
                     pass  # an entry that is not a position (a king run on no king)
+    pieces = [(p.white_men, p.white_kings, p.black_men, p.black_kings) for p in positions]
+    boards = [np.array(x, dtype=np.uint64) for x in zip(*pieces, strict=True)]
     with Tablebase(db, variant) as tb:
         tb.probe_many(positions)
-        pieces = [(p.white_men, p.white_kings, p.black_men, p.black_kings) for p in positions]
-        boards = [np.array(x, dtype=np.uint64) for x in zip(*pieces, strict=True)]
         tb.probe_batch(*boards)
         tb.probe_batch_wdl(*boards)
+        counted = next(p for p in positions if not has_capture(p))
+        probe_under_count(tb, counted, 0)  # the count search and the draw rules
     verify_database(db, v, sample=256)
+    verify_database(db, v, memory=1 << 10)  # every entry, by blocks (as under a small cap)
+    verify_database(db, v, sample=256, memory=1 << 10)
+    wide = _two_byte_copy(db, v, scratch / "wide")
+    verify_database(wide, v, sample=256)
+    verify_database(wide, v, memory=1 << 10)
     export_database(db, scratch / "wdl-only", wdl_only=True)
+    export_database(db, scratch / "wdl-bare", wdl_only=True, resolve_captures=True)
+    for folder, wdl_only in (
+        (db, False),
+        (wide, False),
+        (scratch / "wdl-only", True),
+        (scratch / "wdl-bare", True),
+    ):
+        _probe_uncached(folder, variant, wdl_only, positions[::4], boards)
     if v.name in VARIANT_SUFFIX:  # the variants Scan has bitbases of
         export_scan(db, scratch / "scan")
         compare_scan(db, scratch / "scan")
+        bitbases = ScanBitbases(scratch / "scan", v)
+        for p in positions[::16]:
+            bitbases.probe(p)
+
+
+def _two_byte_copy(db: Path, v: Variant, folder: Path) -> Path:
+    """A copy of ``db`` whose largest slice stores its values with two bytes each (as a
+    slice whose distances pass 254 plies does; the values themselves unchanged)."""
+    shutil.copytree(db, folder)
+    s = max((s for s, _ in slice_files(folder).slices), key=lambda t: t.size(v))
+    path = slice_path(folder, s)
+    values = read_slice(path, v, s).astype(np.uint16)
+    packed = read_wdl(path, v, s)
+    attrs = {k: a for k, a in read_attrs(path).items() if k not in ("parts", "value_bits")}
+    path.unlink()
+    write_parts(folder, v, s, attrs, packed, values)
+    return folder
+
+
+def _probe_uncached(
+    db: Path, variant: str, wdl_only: bool, positions: list[Position], boards: list[np.ndarray]
+) -> None:
+    """Probes as a database larger than the cache sees them: no slice resident, a cache of
+    a few blocks, blocks read one at a time and straight from the files; batches with
+    either side to move, as one flag and one a position."""
+    wtm = np.arange(boards[0].shape[0]) % 2 == 0
+    with Tablebase(db, variant, wdl_only, MIN_SLOTS * BLOCK_BYTES, resident_pieces=0) as tb:
+        for p in positions:
+            tb.probe_wdl(p)
+            if not wdl_only:
+                tb.probe(p)
+        wm, wk, bm, bk = boards
+        for side in (True, False, wtm):
+            tb.probe_batch_wdl(wm, wk, bm, bk, side)
+            if not wdl_only:
+                tb.probe_batch(wm, wk, bm, bk, side)

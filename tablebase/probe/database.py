@@ -119,7 +119,9 @@ class Tablebase:
 
     ``cache``: the block cache's size in bytes or as text (``"256M"``), a
     :class:`BlockCache` shared with other databases, or None for the process's default
-    (see the module docstring)."""
+    (see the module docstring). ``resident_pieces``: the blocks of slices of up to this many
+    pieces stay cached once read (default :data:`~tablebase.probe.cache.RESIDENT_PIECES`;
+    0: none, every block is read as probes need it)."""
 
     def __init__(
         self,
@@ -128,6 +130,8 @@ class Tablebase:
         wdl_only: bool = False,
         cache: int | str | BlockCache | None = None,
         name: str | None = None,
+        *,
+        resident_pieces: int = RESIDENT_PIECES,
     ) -> None:
         self.path = Path(path)
         if not self.path.is_dir():
@@ -146,6 +150,7 @@ class Tablebase:
         self._values = PagedPart(self.cache, DATASET)
         self._wdl = PagedPart(self.cache, WDL_DATASET)
         self._opening = threading.Lock()
+        self.resident_pieces = resident_pieces
 
     def __enter__(self) -> Tablebase:
         return self
@@ -207,7 +212,7 @@ class Tablebase:
             if not path.exists():
                 raise MissingSliceError(s.name, self.name, fen)
             source = open_part(path, self.variant, s, part.name)
-            part.add(s.code, source, resident=s.pieces <= RESIDENT_PIECES)
+            part.add(s.code, source, resident=s.pieces <= self.resident_pieces)
 
     def _open_codes(self, part: PagedPart, codes: np.ndarray, describe: Callable[[], str]) -> None:
         """Open ``part`` of every slice of the material codes given (those where the side

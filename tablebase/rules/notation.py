@@ -111,7 +111,8 @@ def _candidates(
 
 def _captured_along(pos: Position, squares: list[int]) -> tuple[int, ...] | None:
     """Opponent pieces jumped along a written path of landing squares, or None when a leg
-    is not a diagonal jump over exactly one opponent piece."""
+    is not a jump over exactly one opponent piece along a diagonal (or, where the variant
+    captures straight, along a row or a column, whose dark squares are every second one)."""
     v = pos.variant
     opp = (
         (pos.black_men | pos.black_kings)
@@ -122,10 +123,14 @@ def _captured_along(pos: Position, squares: list[int]) -> tuple[int, ...] | None
     for a, b in zip(squares, squares[1:], strict=False):
         (ra, ca), (rb, cb) = v.coords(a), v.coords(b)
         dr, dc = rb - ra, cb - ca
-        if dr == 0 or abs(dr) != abs(dc):
+        sr, sc = (dr > 0) - (dr < 0), (dc > 0) - (dc < 0)
+        if dr and abs(dr) == abs(dc):
+            between = [v.square_at(ra + k * sr, ca + k * sc) for k in range(1, abs(dr))]
+        elif v.straight_captures and (dr == 0) != (dc == 0) and (dr + dc) % 2 == 0:
+            n = abs(dr + dc)
+            between = [v.square_at(ra + k * sr, ca + k * sc) for k in range(2, n, 2)]
+        else:
             return None
-        sr, sc = dr // abs(dr), dc // abs(dc)
-        between = [v.square_at(ra + k * sr, ca + k * sc) for k in range(1, abs(dr))]
         jumped = [s for s in between if opp >> (s - 1) & 1]
         if len(jumped) != 1:
             return None

@@ -206,6 +206,7 @@ def test_py_draughts(variant):
     assert compare(variant, peer) == expected_count(variant)
 
 
+@pytest.mark.slow  # 3-8 s a variant (an independent engine's move lists): CI's slow tier
 @pytest.mark.parametrize(
     ("variant", "name"),
     [
@@ -229,6 +230,7 @@ def test_pydraughts(variant, name):
     assert compare(variant, peer, every=SLOW_PEER_EVERY) >= 1000
 
 
+@pytest.mark.slow  # 6-7 s a variant: CI's slow tier
 @pytest.mark.parametrize(
     ("variant", "name"), [(RUSSIAN, "russian"), (BRAZILIAN, "brazilian")], ids=["rus", "bra"]
 )

@@ -370,6 +370,24 @@ def test_notation_of_straight_captures_and_the_barred_king():
         parse_move(barred, "45-40")
 
 
+def test_a_route_with_straight_legs_names_its_capture():
+    """Two king captures from 1 to 15 share their first straight leg (1x5 along the top
+    row) and differ in the middle: each is written as its whole route, and each route reads
+    back as its own capture (the reader once took straight legs for no route at all and
+    called both texts ambiguous)."""
+    p = pos("W:WK1,36,41,43:B4,9,10,12,13,20,32,40")
+    moves = legal_moves(p)
+    twins = [m for m in moves if m.frm == 1 and m.to == 15]
+    assert sorted(m.path for m in twins) == [(1, 5, 14, 3, 21, 38, 15), (1, 5, 19, 8, 21, 38, 15)]
+    for m in twins:
+        text = move_text(p, m, moves)
+        assert text == "x".join(str(s) for s in m.path)
+        assert parse_move(p, text) == m
+    # from and to alone still name both
+    with pytest.raises(ValueError, match="ambiguous"):
+        parse_move(p, "1x15")
+
+
 # --- perft -----------------------------------------------------------------------------------
 
 # No published Frisian perft was found. Depths 1-6 were computed here with pydraughts 0.6.7

@@ -300,14 +300,13 @@ def test_sparse_batches_read_group_coded_blocks_directly(
     groups of blocks checked before are read apart (``gap`` 0) or with the bytes between
     them (the default); a format 4 database (values in groups of 256 bytes) reads the
     same."""
-    from tablebase.probe import database, direct
+    from tablebase.probe import direct
 
-    monkeypatch.setattr(database, "RESIDENT_PIECES", 0)
     if gap is not None:
         monkeypatch.setattr(direct, "GAP_BYTES", gap)
     db = format4_international if form == "4" else db3_international
-    tiny = tablebase.open(db, cache=TINY)
-    tiny_wdl = tablebase.open(db, wdl_only=True, cache=TINY)
+    tiny = tablebase.open(db, cache=TINY, resident_pieces=0)
+    tiny_wdl = tablebase.open(db, wdl_only=True, cache=TINY, resident_pieces=0)
     v = tiny.variant
     for n, s in enumerate(tiny.slices()):
         values, packed = stored(db3_international, s)
@@ -346,10 +345,7 @@ def few_a_block(idx: np.ndarray, k: int) -> np.ndarray:
     return np.random.default_rng(len(idx)).permutation(keep)
 
 
-def test_a_damaged_block_read_directly_is_named(db3_international, tmp_path, monkeypatch) -> None:
-    from tablebase.probe import database
-
-    monkeypatch.setattr(database, "RESIDENT_PIECES", 0)
+def test_a_damaged_block_read_directly_is_named(db3_international, tmp_path) -> None:
     db = tmp_path / "international"
     shutil.copytree(db3_international, db)
     v = tablebase.open(db).variant
@@ -360,7 +356,7 @@ def test_a_damaged_block_read_directly_is_named(db3_international, tmp_path, mon
     idx, boards = idx[keep], [b[keep] for b in boards]
     assert (idx // BLOCK_BYTES == 1).any()
     _damage_block(db / "1020.h5", "values", 1)
-    tb = tablebase.open(db, cache=TINY)
+    tb = tablebase.open(db, cache=TINY, resident_pieces=0)
     with pytest.raises(TableFileError, match=r"1020\.h5: .*block 1 of values: checksum"):
         tb.probe_batch(*boards, True)
     good = idx // BLOCK_BYTES != 1
@@ -413,16 +409,13 @@ def test_threads_sharing_a_small_cache(db3_international) -> None:
     assert int(cache.pins.sum()) == cache.resident_slots  # nothing left pinned
 
 
-def test_threads_reading_blocks_directly(db3_international, monkeypatch) -> None:
+def test_threads_reading_blocks_directly(db3_international) -> None:
     """Six threads probe sparse batches and single positions of every slice through one
     cache of four blocks with no slice resident: the batches read group-coded blocks
     straight from the files, the singles read them directly and then through the cache;
     every answer is the stored arrays' and nothing is left pinned."""
-    from tablebase.probe import database
-
-    monkeypatch.setattr(database, "RESIDENT_PIECES", 0)
-    tb = tablebase.open(db3_international, cache=TINY)
-    tw = tablebase.open(db3_international, wdl_only=True, cache=TINY)
+    tb = tablebase.open(db3_international, cache=TINY, resident_pieces=0)
+    tw = tablebase.open(db3_international, wdl_only=True, cache=TINY, resident_pieces=0)
     v = tb.variant
     cases = []
     for n, s in enumerate(tb.slices()):

@@ -305,6 +305,7 @@ def test_a_task_left_alone_gets_the_threads_of_the_build(tmp_path) -> None:
     assert int((tmp_path / "alone").read_text()) == 2  # the one left gets both
 
 
+@pytest.mark.slow  # 7 s on a fresh install, compiling for two-byte dependencies: CI's slow tier
 def test_dependencies_stored_wide_raise_a_tasks_estimate(db3_international, tmp_path) -> None:
     """A pair whose dependency is stored with 16-bit values reads every dependency with two
     bytes: its estimate is taken again from the files once it is ready, and a budget that

@@ -246,6 +246,8 @@ def test_distances_past_one_byte_stay_in_two_byte_state_words(
     assert_locally_consistent(INTERNATIONAL, pair, got, deps)
 
 
+@pytest.mark.slow  # 34 s in the quick tier on a fresh install (the two-byte dependencies
+# compile the solver again, as for the three above): CI's slow tier runs it
 def test_an_exit_past_one_byte_switches_to_four_byte_state_words(
     db3_international, monkeypatch
 ) -> None:
@@ -301,6 +303,7 @@ def test_working_memory_is_two_bytes_per_entry() -> None:
     assert task_memory_bytes(2_400_000_000, 6_000_000_000) < 20 * 2**30
 
 
+@pytest.mark.slow  # 7 s on a fresh install (compiles the plain definition): CI's slow tier
 def test_dont_care_entries_are_the_wdl_parts_definition(db3_international) -> None:
     """The solver's flags of entries without a stored WDL code (not positions, captures
     pending) equal the WDL part's own plain definition of them."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from tablebase.build import task as generator
@@ -60,6 +61,7 @@ def _copy_of_1010(db3: Path, tmp_path: Path):  # type: ignore[no-untyped-def]
     return db, s, a, stats
 
 
+@pytest.mark.slow  # 8 s on a fresh install (the verifier of two-byte values): CI's slow tier
 def test_verify_reads_two_byte_values(db3_international, tmp_path) -> None:
     """A slice stored with 16-bit values (distances past 253 plies) is verified like the
     others, and a wrong 16-bit value is found."""

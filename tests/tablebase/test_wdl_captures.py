@@ -6,6 +6,7 @@ converts between the forms."""
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import h5py
@@ -67,15 +68,21 @@ def copies(db34, tmp_path_factory) -> dict[str, Path]:
     return out
 
 
-def all_positions(s, variant=INTERNATIONAL) -> tuple[np.ndarray, list[np.ndarray]]:
-    """The entries of slice ``s`` that are positions, and their bitboards."""
-    idx, boards = [], [[], [], [], []]
+def entries_of(s, variant=INTERNATIONAL) -> Iterator[tuple[int, list[int]]]:
+    """The entries of slice ``s`` that are positions, in order, with their bitboards."""
     for i in range(s.boards(variant)):
         *b, ok = position_from_index(i, variant.squares, variant.per_row, *tuple(s), BINOM)
         if ok:
-            idx.append(i)
-            for k in range(4):
-                boards[k].append(int(b[k]))
+            yield i, [int(x) for x in b]
+
+
+def all_positions(s, variant=INTERNATIONAL) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The entries of slice ``s`` that are positions, and their bitboards."""
+    idx, boards = [], [[], [], [], []]
+    for i, b in entries_of(s, variant):
+        idx.append(i)
+        for k in range(4):
+            boards[k].append(b[k])
     return np.array(idx), [np.array(b, dtype=np.uint64) for b in boards]
 
 
@@ -146,14 +153,12 @@ def test_a_stored_capture_code_is_read_not_searched(db34, tmp_path) -> None:
     s = parse_slice("0112")
     path = slice_path(db34, s)
     values = read_slice(path, INTERNATIONAL, s)
-    idx, boards = all_positions(s)
-    pick = next(
-        k for k in range(idx.shape[0]) if has_capture(Position(*(int(b[k]) for b in boards), True))
-    )
-    pos = Position(*(int(b[pick]) for b in boards), True)
+    entry, pos = next(
+        (i, p) for i, b in entries_of(s) if has_capture(p := Position(*b, True))
+    )  # the first capture position
     codes = unpack(read_wdl(path, INTERNATIONAL, s), values.shape[0])
-    true_code = int(codes[idx[pick]])
-    codes[idx[pick]] = 1 if true_code != 1 else 2  # win <-> not a win
+    true_code = int(codes[entry])
+    codes[entry] = 1 if true_code != 1 else 2  # win <-> not a win
     attrs = {k: v for k, v in read_attrs(path).items() if k not in ("parts", "value_bits")}
     attrs.pop("wdl_captures_stored")
     with tablebase.open(db34) as full:
