@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from tablebase.rules import legal_moves
 from tablebase.rules.notation import MoveError, move_text, parse_move, parse_squares
 from tablebase.rules.position import Position
-from tablebase.rules.variants import BRAZILIAN, ENGLISH, INTERNATIONAL, RUSSIAN
+from tablebase.rules.variants import BRAZILIAN, ENGLISH, FRISIAN, INTERNATIONAL, RUSSIAN
 
 # Two legal captures from 17 to 48 taking different pieces (a flying king).
 TWIN_INTERNATIONAL = "W:WK17:B12,20,24,43"
@@ -134,7 +134,7 @@ def test_english_squares_out_of_range():
 @settings(max_examples=300, deadline=None)
 @given(
     data=st.data(),
-    variant=st.sampled_from([INTERNATIONAL, ENGLISH, RUSSIAN, BRAZILIAN]),
+    variant=st.sampled_from([INTERNATIONAL, ENGLISH, RUSSIAN, BRAZILIAN, FRISIAN]),
     notation=st.sampled_from(["numeric", "alphanumeric"]),
 )
 def test_property_notation_round_trip(positions, data, variant, notation):
