@@ -499,6 +499,12 @@ def stats_cmd(variant: str, db: str | None, as_json: bool, plot_file: str | None
     help="Store capture positions' codes in the slices of up to PIECES pieces, leave them "
     "to the prober in larger ones (default with --wdl-only: 5).",
 )
+@click.option(
+    "--resume",
+    is_flag=True,
+    help="With --format scan: DST holds files of an interrupted export of SRC; keep the "
+    "whole ones and write the rest.",
+)
 @click.argument("src", type=click.Path(file_okay=False))
 @click.argument("dst", type=click.Path(file_okay=False))
 def export_cmd(
@@ -507,6 +513,7 @@ def export_cmd(
     resolve_captures: bool,
     store_captures: bool,
     store_up_to: int | None,
+    resume: bool,
     src: str,
     dst: str,
 ) -> None:
@@ -518,7 +525,9 @@ def export_cmd(
     otherwise; at most one of them may be given."""
     if fmt == "scan":  # the options below choose a form of our own format
         forms = (wdl_only, resolve_captures, store_captures, store_up_to is not None)
-        return export_to_scan(src, dst, any(forms))
+        return export_to_scan(src, dst, any(forms), resume)
+    if resume:
+        raise click.UsageError("--resume goes with --format scan")
     try:  # the options' one rule lives in the export module
         captures_stored_up_to(wdl_only, resolve_captures, store_captures, store_up_to)
     except ValueError:

@@ -29,9 +29,10 @@ def _fail(message: str, code: int = EXIT_USAGE) -> None:
     sys.exit(code)
 
 
-def export_to_scan(src: str, dst: str, form_options: bool = False) -> None:
+def export_to_scan(src: str, dst: str, form_options: bool = False, resume: bool = False) -> None:
     """Write the database SRC as Scan bitbase files under DST (Scan's ``data`` folder);
-    ``form_options``: options of our own format were given too (a usage error)."""
+    ``form_options``: options of our own format were given too (a usage error); ``resume``:
+    keep the whole files of an interrupted export (:func:`export_scan`)."""
     if form_options:
         raise click.UsageError(
             "--format scan takes none of --wdl-only, --resolve-captures, --store-captures, "
@@ -41,8 +42,11 @@ def export_to_scan(src: str, dst: str, form_options: bool = False) -> None:
     def done(sid: Any, n: int) -> None:
         click.echo(f"{sid.name} ({sid.pieces} pieces): {n:,} bytes", err=True)
 
+    def kept(sid: Any, n: int) -> None:
+        click.echo(f"{sid.name} ({sid.pieces} pieces): {n:,} bytes, kept", err=True)
+
     try:
-        r = export_scan(src, dst, on_file=done)
+        r = export_scan(src, dst, on_file=done, resume=resume, on_kept=kept)
     except (ValueError, TableFileError, ScanFileError) as e:
         _fail(str(e))
         return
@@ -50,10 +54,11 @@ def export_to_scan(src: str, dst: str, form_options: bool = False) -> None:
         _fail(f"cannot write {dst}: {e}", 1)
         return
     size = f"bb-size {r.bb_size}" if r.bb_size else "no bb-size (a piece count lacks slices)"
+    earlier = f" ({r.kept} kept from the interrupted export)" if resume else ""
     click.echo(
-        f"{r.files} Scan bitbase files to {dst}: {r.entries:,} entries, {r.bytes:,} bytes "
-        f"({8 * r.bytes / max(1, r.entries):.3f} bits/entry) in {r.seconds:.1f} s; "
-        f"Scan loads them with {size}"
+        f"{r.files} Scan bitbase files to {dst}{earlier}: {r.entries:,} entries, "
+        f"{r.bytes:,} bytes ({8 * r.bytes / max(1, r.entries):.3f} bits/entry) in "
+        f"{r.seconds:.1f} s; Scan loads them with {size}"
     )
 
 

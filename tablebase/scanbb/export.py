@@ -184,14 +184,16 @@ def coded_chunks(chunks: Iterator[tuple[int, np.ndarray]]) -> Iterator[np.ndarra
 
 @dataclass(frozen=True)
 class ScanExportReport:
-    """What an export wrote: files, their entries and bytes, the seconds it took, and the
-    largest ``bb-size`` for which every file Scan loads is there (0: none)."""
+    """What an export wrote: files, their entries and bytes, the seconds it took, the
+    largest ``bb-size`` for which every file Scan loads is there (0: none), and how many of
+    the files an earlier, interrupted export had written and this one kept (``resume``)."""
 
     files: int
     entries: int
     bytes: int
     seconds: float
     bb_size: int
+    kept: int = 0
 
 
 def database_variant(db: Path) -> Variant:
@@ -213,13 +215,23 @@ def complete_bb_size(slices: set[Slice]) -> int:
 
 
 def export_scan(
-    src: Path | str, dst: Path | str, on_file: Callable[[ScanId, int], None] | None = None
+    src: Path | str,
+    dst: Path | str,
+    on_file: Callable[[ScanId, int], None] | None = None,
+    resume: bool = False,
+    on_kept: Callable[[ScanId, int], None] | None = None,
 ) -> ScanExportReport:
     """Write every slice of the database ``src`` as a Scan bitbase file under ``dst`` (the
     folder to use as Scan's ``data``: files go to ``dst/bb<suffix>/<n>/<name>``).
     ``on_file(id, bytes)`` after each file. Raises ValueError (no database, a variant Scan
     has no bitbases of, ``dst`` already holding bitbases of the variant) and
-    :class:`tablebase.storage.slicefile.TableFileError` for a damaged source file."""
+    :class:`tablebase.storage.slicefile.TableFileError` for a damaged source file.
+
+    ``resume``: ``dst`` may hold the files of an earlier export of the same database that
+    was interrupted. A file is written under a temporary name and renamed once it decodes
+    to its length, so each file there is whole: one that decodes to the length Scan expects
+    is kept (``on_kept(id, bytes)``), any other is written again. Nothing checks that the
+    kept files came from this database: ``tablebase compare-scan`` does."""
     t0 = time.perf_counter()
     src, dst = Path(src), Path(dst)
     if not src.is_dir():
@@ -230,26 +242,41 @@ def export_scan(
     variant = database_variant(src)
     variant_suffix(variant)  # ScanFormatError (a ValueError) for a variant Scan lacks
     folder = dst / bb_folder(variant)
-    if folder.exists() and any(folder.iterdir()):
-        raise ValueError(f"{folder} already exists: export into a folder without it")
+    if not resume and folder.exists() and any(folder.iterdir()):
+        raise ValueError(
+            f"{folder} already exists: export into a folder without it, or resume an "
+            "interrupted export of this database into it"
+        )
     files = sorted(files, key=lambda f: (f[0].pieces, ScanId.of_slice(f[0]).name))
-    total_bytes = entries = 0
+    total_bytes = entries = kept = 0
     for s, path in files:
         if s.pieces > MAX_SCAN_PIECES:
             raise ScanFormatError(f"slice {s.name}: Scan's index holds at most 7 pieces")
         sid = ScanId.of_slice(s)
-        packed = read_wdl(path, variant, s)
         size = s.size(variant)
-        n = write_bitbase(
-            id_path(dst, variant, sid), coded_chunks(slice_codes(variant, s, packed)), size
-        )
+        target = id_path(dst, variant, sid)
+        if resume and target.exists():
+            try:
+                n = read_bitbase(target, size).shape[0]
+            except ScanFileError:
+                pass  # not whole or not of this index: written again
+            else:
+                total_bytes += n
+                entries += size
+                kept += 1
+                if on_kept is not None:
+                    on_kept(sid, n)
+                continue
+        packed = read_wdl(path, variant, s)
+        n = write_bitbase(target, coded_chunks(slice_codes(variant, s, packed)), size)
         del packed
         total_bytes += n
         entries += size
         if on_file is not None:
             on_file(sid, n)
     bb_size = complete_bb_size({s for s, _ in files})
-    return ScanExportReport(len(files), entries, total_bytes, time.perf_counter() - t0, bb_size)
+    seconds = time.perf_counter() - t0
+    return ScanExportReport(len(files), entries, total_bytes, seconds, bb_size, kept)
 
 
 @dataclass

@@ -145,6 +145,7 @@ def test_bad_input_is_a_clear_error(intl3_export, tmp_path, tmp_path_factory) ->
     db, dst, _ = intl3_export
     r = tablebase_cli("export", "--format", "scan", str(db), str(dst), check=False)
     assert r.returncode == 2 and "already exists" in r.stderr and "Traceback" not in r.stderr
+    assert "resume an interrupted export" in r.stderr
     r = tablebase_cli("export", "--format", "scan", "--wdl-only", str(db), str(tmp_path / "x"),
                       check=False)  # fmt: skip
     assert r.returncode == 2 and "--format scan takes none of" in r.stderr
@@ -157,6 +158,35 @@ def test_bad_input_is_a_clear_error(intl3_export, tmp_path, tmp_path_factory) ->
     r = tablebase_cli("export", "--format", "scan", str(english), str(tmp_path / "z"),
                       check=False)  # fmt: skip
     assert r.returncode == 2 and "Scan has no bitbases of english" in r.stderr
+
+
+def test_an_interrupted_export_resumes(intl3_export, tmp_path) -> None:
+    """``--resume`` keeps the whole files of an interrupted export and writes the others: one
+    never written, one left under its temporary name, one cut short. The folder ends as a
+    whole export leaves it, byte for byte."""
+    db, dst, _ = intl3_export
+    part = tmp_path / "data"
+    shutil.copytree(dst, part)
+    files = sorted(p for p in part.rglob("*") if p.is_file())
+    assert len(files) == 16
+    files[-1].unlink()  # never written
+    data = files[-2].read_bytes()
+    files[-2].unlink()
+    files[-2].with_name(files[-2].name + ".tmp").write_bytes(data[: len(data) // 2])
+    files[0].write_bytes(files[0].read_bytes()[:-1])  # cut short: decodes to fewer entries
+    r = tablebase_cli("export", "--format", "scan", "--resume", str(db), str(part))
+    assert (
+        "16 Scan bitbase files" in r.stdout and "(13 kept from the interrupted export)" in r.stdout
+    )
+    assert r.stderr.count(", kept") == 13
+    for f in dst.rglob("*"):
+        if f.is_file():
+            assert (part / f.relative_to(dst)).read_bytes() == f.read_bytes(), f
+    assert sorted(p.name for p in part.rglob("*") if p.is_file()) == sorted(
+        p.name for p in dst.rglob("*") if p.is_file()
+    )  # the temporary file is gone
+    r = tablebase_cli("export", "--resume", str(db), str(tmp_path / "t"), check=False)
+    assert r.returncode == 2 and "--resume goes with --format scan" in r.stderr
 
 
 def test_frisian_round_trip_with_king_runs(tmp_path_factory) -> None:
