@@ -245,7 +245,7 @@ def export_scan(
     if not resume and folder.exists() and any(folder.iterdir()):
         raise ValueError(
             f"{folder} already exists: export into a folder without it, or resume an "
-            "interrupted export of this database into it"
+            "interrupted export of this database into it (--resume)"
         )
     files = sorted(files, key=lambda f: (f[0].pieces, ScanId.of_slice(f[0]).name))
     total_bytes = entries = kept = 0
