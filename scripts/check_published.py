@@ -2,8 +2,10 @@
 
 Reads ``docs/reference/<variant>_published.json`` (slice counts and longest wins of other
 generators, composed and analysed positions with their result) and checks each fact whose
-slices the database holds; the others are listed as not checked. Prints one line per fact;
-exits 1 if any disagrees, 2 if none could be checked.
+slices the database holds; the others are listed as not checked. The variant is the
+database's own (``--variant``, if given, must name it). Prints one line per fact; exits 1 if
+any disagrees, 2 if none could be checked or the database, the variant or its facts are
+missing (one line on standard error).
 
     python scripts/check_published.py --db data/english
     python scripts/check_published.py --db /big/english --variant english
@@ -20,6 +22,7 @@ import tablebase
 from tablebase.material.slices import parse_slice
 from tablebase.probe.database import MissingSliceError
 from tablebase.rules.outcome import RESULT_NAMES
+from tablebase.storage.listing import first_readable_attrs
 from tablebase.storage.reader import read_attrs
 from tablebase.storage.slicefile import slice_path
 
@@ -27,9 +30,13 @@ REFERENCE = Path(__file__).resolve().parents[1] / "docs" / "reference"
 SLICE_FIELDS = ("positions", "wins", "draws", "losses", "longest_win")
 
 
-def published(variant: str) -> dict:
-    """The published facts of ``variant`` (see the module docstring)."""
-    data = json.loads((REFERENCE / f"{variant}_published.json").read_text())
+def published(variant: str) -> dict | None:
+    """The published facts of ``variant`` (see the module docstring); None if there are
+    none."""
+    path = REFERENCE / f"{variant}_published.json"
+    if not path.exists():
+        return None
+    data = json.loads(path.read_text())
     assert data["variant"] == variant, data["variant"]
     return data
 
@@ -37,9 +44,26 @@ def published(variant: str) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--db", type=Path, required=True, help="the variant's database folder")
-    ap.add_argument("--variant", default="english")
+    ap.add_argument("--variant", default=None, help="must be the database's (default: it)")
     args = ap.parse_args()
-    facts = published(args.variant)
+    attrs = first_readable_attrs(args.db) if args.db.is_dir() else {}
+    if not attrs:
+        print(f"error: no readable slice files in {args.db}", file=sys.stderr)
+        return 2
+    variant = str(attrs["variant"])
+    if args.variant is not None and args.variant != variant:
+        print(f"error: {args.db} holds {variant} tables, not {args.variant}", file=sys.stderr)
+        return 2
+    facts = published(variant)
+    if facts is None:
+        known = sorted(
+            p.name.removesuffix("_published.json") for p in REFERENCE.glob("*_published.json")
+        )
+        print(
+            f"error: no published facts for {variant} (there are for: {', '.join(known)})",
+            file=sys.stderr,
+        )
+        return 2
     checked = disagree = 0
     for f in facts["slices"]:
         path = slice_path(args.db, parse_slice(f["material"]))
@@ -53,7 +77,7 @@ def main() -> int:
         checked += 1
         disagree += not ok
         print(f"{f['material']}: published {theirs}, ours {ours}: {'ok' if ok else 'DISAGREE'}")
-    with tablebase.open(args.db, args.variant) as tb:
+    with tablebase.open(args.db, variant) as tb:
         for f in facts["positions"]:
             try:
                 wdl, dtw = tb.probe(f["fen"])

@@ -5,6 +5,8 @@ build. ``scripts/check_published.py`` checks the rest (6 and 7 pieces) on a full
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -57,3 +59,37 @@ def test_published_positions_up_to_five_kings(db_kings5) -> None:
     with Tablebase(db_kings5) as tb:
         for f in facts:
             assert tb.probe_wdl(f["fen"]) == RESULTS[f["result"]], f
+
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "check_published.py"
+
+
+def run_script(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=300
+    )
+
+
+def test_the_script_checks_the_facts_it_can_and_lists_the_rest(db_kings5) -> None:
+    """On a database of three kings against two, the script checks that pair's published
+    positions (and slices, where published) and lists the rest as not checked."""
+    r = run_script("--db", str(db_kings5))
+    assert r.returncode == 0, r.stdout + r.stderr
+    ok = [ln for ln in r.stdout.splitlines() if ln.endswith(": ok")]
+    facts = [f for f in FACTS["positions"] if material(f["fen"]) in KINGS_ONLY_5.pair]
+    assert len(ok) >= len(facts) >= 3
+    assert "not checked" in r.stdout and "DISAGREE" not in r.stdout
+    assert r.stdout.splitlines()[-1].endswith(" facts checked, 0 disagree")
+
+
+def test_the_script_refuses_another_variants_database(db3_international, tmp_path) -> None:
+    """An International database is not checked against the English facts (it was, and
+    every slice 'disagreed' before a traceback): one line, exit 2."""
+    r = run_script("--db", str(db3_international))
+    assert (r.returncode, r.stdout) == (2, ""), r.stdout + r.stderr
+    assert r.stderr == "error: no published facts for international (there are for: english)\n"
+    r = run_script("--db", str(db3_international), "--variant", "english")
+    assert r.returncode == 2 and "holds international tables, not english" in r.stderr
+    r = run_script("--db", str(tmp_path / "none"))
+    assert r.returncode == 2 and "no readable slice files" in r.stderr
+    assert "Traceback" not in r.stderr
