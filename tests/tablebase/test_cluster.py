@@ -208,7 +208,7 @@ def test_cluster_build_matches_local_build_4_pieces(cluster_address, tmp_path) -
     assert sha256s(tmp_path / "cluster") == sha256s(tmp_path / "local")
 
 
-@pytest.mark.slow  # a Dask cluster build, 5-7 s in the quick tier (issue 51): the slow tier's
+@pytest.mark.slow  # a Dask cluster build, 5-7 s in the quick tier (issue 51); CI runs it
 def test_lost_worker_mid_write_leaves_complete_database(cluster_address, local3, tmp_path) -> None:
     db = tmp_path / "international"
     reports, _ = cluster_build(cluster_address, db, 3, task_fn=dying_task)
@@ -218,7 +218,7 @@ def test_lost_worker_mid_write_leaves_complete_database(cluster_address, local3,
     assert len(reports) == len(build_graph(INTERNATIONAL, 3))
 
 
-@pytest.mark.slow  # a Dask cluster build, 5-7 s in the quick tier (issue 51): the slow tier's
+@pytest.mark.slow  # a Dask cluster build, 5-7 s in the quick tier (issue 51); CI runs it
 def test_failed_task_is_retried_and_its_log_forwarded(
     cluster_address, local3, tmp_path, caplog
 ) -> None:
@@ -243,7 +243,7 @@ def test_permanent_failure_raises_and_leaves_no_temporaries(cluster_address, tmp
     assert not any((db / f"{n}.h5").exists() for n in TARGET)
 
 
-@pytest.mark.slow  # a Dask cluster build, 5-7 s in the quick tier (issue 51): the slow tier's
+@pytest.mark.slow  # a Dask cluster build, 5-7 s in the quick tier (issue 51); CI runs it
 def test_resume_local_then_cluster(cluster_address, local3, tmp_path) -> None:
     db = tmp_path / "international"
     tasks = build_graph(INTERNATIONAL, 3)
@@ -269,7 +269,7 @@ def test_resume_cluster_then_local(cluster_address, local3, tmp_path) -> None:
     assert sha256s(db) == local3
 
 
-@pytest.mark.slow  # a Dask cluster build, 5-7 s in the quick tier (issue 51): the slow tier's
+@pytest.mark.slow  # a Dask cluster build, 5-7 s in the quick tier (issue 51); CI runs it
 def test_cli_generate_with_scheduler(cluster_address, local3, tmp_path) -> None:
     from click.testing import CliRunner
 
