@@ -22,7 +22,7 @@ import tablebase
 from tablebase.material.slices import parse_slice
 from tablebase.probe.database import MissingSliceError
 from tablebase.rules.outcome import RESULT_NAMES
-from tablebase.storage.listing import first_readable_attrs
+from tablebase.storage.listing import database_variant
 from tablebase.storage.reader import read_attrs
 from tablebase.storage.slicefile import slice_path
 
@@ -46,11 +46,11 @@ def main() -> int:
     ap.add_argument("--db", type=Path, required=True, help="the variant's database folder")
     ap.add_argument("--variant", default=None, help="must be the database's (default: it)")
     args = ap.parse_args()
-    attrs = first_readable_attrs(args.db) if args.db.is_dir() else {}
-    if not attrs:
-        print(f"error: no readable slice files in {args.db}", file=sys.stderr)
+    try:
+        variant = database_variant(args.db).name
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
         return 2
-    variant = str(attrs["variant"])
     if args.variant is not None and args.variant != variant:
         print(f"error: {args.db} holds {variant} tables, not {args.variant}", file=sys.stderr)
         return 2

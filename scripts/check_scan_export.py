@@ -32,8 +32,8 @@ from tablebase.scanbb.engine import (
     scan_folder,
     scan_values,
 )
-from tablebase.scanbb.export import complete_bb_size, database_variant
-from tablebase.storage.listing import slice_files
+from tablebase.scanbb.export import complete_bb_size
+from tablebase.storage.listing import database_variant, slice_files
 
 BATCH = 1000  # lines shown to one Scan session
 

@@ -16,8 +16,9 @@ import click
 
 from tablebase.rules.position import FenError, Position
 from tablebase.rules.variants import VARIANTS, get_variant
-from tablebase.scanbb.export import compare_scan, database_variant, export_scan
+from tablebase.scanbb.export import compare_scan, export_scan
 from tablebase.scanbb.files import ScanBitbases, ScanFileError, locate_root
+from tablebase.storage.listing import database_variant
 from tablebase.storage.slicefile import TableFileError
 
 EXIT_USAGE = 2  # unusable input, as the other commands

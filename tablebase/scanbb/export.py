@@ -36,7 +36,7 @@ from numba import njit, prange
 from tablebase.material.index import BINOM, black_kings_at, mirror_run_code, run_states
 from tablebase.material.slices import Slice
 from tablebase.rules.captures import has_capture
-from tablebase.rules.variants import Variant, get_variant
+from tablebase.rules.variants import Variant
 from tablebase.scanbb.codec import (
     BYTE_LENGTHS,
     DONT_CARE,
@@ -57,7 +57,7 @@ from tablebase.scanbb.index import (
     scan_prefix,
     variant_suffix,
 )
-from tablebase.storage.listing import first_readable_attrs, slice_files
+from tablebase.storage.listing import database_variant, slice_files
 from tablebase.storage.reader import read_wdl
 
 CHUNK_ENTRIES = 1 << 24  # Scan entries mapped and coded per step
@@ -194,14 +194,6 @@ class ScanExportReport:
     seconds: float
     bb_size: int
     kept: int = 0
-
-
-def database_variant(db: Path) -> Variant:
-    """The variant of the database folder ``db`` (ValueError: none readable)."""
-    attrs = first_readable_attrs(db)
-    if not attrs:
-        raise ValueError(f"no readable slice files in {db}")
-    return get_variant(attrs["variant"])
 
 
 def complete_bb_size(slices: set[Slice]) -> int:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tablebase.material.slices import Slice, parse_material
+from tablebase.rules.variants import Variant, get_variant
 from tablebase.storage.reader import read_attrs
 from tablebase.storage.slicefile import TableFileError, UnknownFormatError
 
@@ -52,3 +53,12 @@ def first_readable_attrs(db: Path | str) -> dict:
         except TableFileError:
             continue
     return {}
+
+
+def database_variant(db: Path | str) -> Variant:
+    """The variant of the database folder ``db``, read from its first readable slice file
+    (ValueError: none reads, or there is no such folder)."""
+    attrs = first_readable_attrs(db)
+    if not attrs:
+        raise ValueError(f"no readable slice files in {db}")
+    return get_variant(attrs["variant"])
